@@ -1,0 +1,80 @@
+"""Payload forms of a `msg` record: json / text / b64, byte-exact both ways.
+
+Kept apart from I/O so recorders, replayers and decoders all agree on one encoding.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import orjson
+
+PAYLOAD_KEYS = ("json", "text", "b64")
+
+
+def encode_payload(data: bytes | str) -> dict[str, Any]:
+    """Return the payload fields for `data` so that `payload_bytes()` gives `data` back exactly."""
+    if isinstance(data, str):
+        try:
+            raw = data.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: keep the exact code units
+            return {"b64": base64.b64encode(data.encode("utf-8", "surrogatepass")).decode("ascii")}
+    else:
+        raw = bytes(data)
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return {"b64": base64.b64encode(raw).decode("ascii")}
+    first = raw[:1]
+    if first and first in b'{["0123456789-tfn \t\r\n':
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"text": data}
+        try:
+            canonical = orjson.dumps(value)
+        except TypeError:  # e.g. integers beyond 64 bits: keep the text, it is exact
+            return {"text": data}
+        if canonical == raw:
+            return {"json": value}
+        return {"json": value, "raw": data}
+    return {"text": data}
+
+
+def payload_bytes(record: dict[str, Any]) -> bytes:
+    """The exact bytes a message carried (as far as redaction left them)."""
+    if "raw" in record:
+        return record["raw"].encode("utf-8")
+    if "json" in record:
+        return orjson.dumps(record["json"])
+    if "text" in record:
+        return record["text"].encode("utf-8", "surrogatepass")
+    if "b64" in record:
+        return base64.b64decode(record["b64"])
+    return b""
+
+
+def payload_text(record: dict[str, Any]) -> str:
+    """The payload as text for display and matching (binary decoded with replacement)."""
+    if "raw" in record:
+        return record["raw"]
+    if "text" in record:
+        return record["text"]
+    if "json" in record:
+        return orjson.dumps(record["json"]).decode("utf-8")
+    if "b64" in record:
+        return base64.b64decode(record["b64"]).decode("utf-8", "replace")
+    return ""
+
+
+def payload_value(record: dict[str, Any]) -> Any:
+    """The parsed JSON value of a message, or None when it is not JSON."""
+    return record.get("json")
+
+
+def payload_size(record: dict[str, Any]) -> int:
+    """Size in bytes of the payload (the original size when it was truncated)."""
+    if "truncated" in record:
+        return int(record["truncated"])
+    return len(payload_bytes(record))

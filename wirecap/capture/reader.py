@@ -1,0 +1,249 @@
+"""Streaming capture reader: constant memory, tolerant of torn tails and corrupt lines.
+
+Splits on `\\n` bytes only (a U+2028 inside a JSON string is not a line break), never loads the whole
+file, and turns every defect into a `FILE:LINE: what` problem instead of an exception.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import time
+from typing import IO, Any, Iterator
+
+import orjson
+
+from wirecap.errors import CaptureFormatError, WirecapError
+
+SUPPORTED_VERSION = 1
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _open_binary(path: str) -> IO[bytes]:
+    if path == "-":
+        raw: IO[bytes] = sys.stdin.buffer
+    else:
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed by the reader
+        except FileNotFoundError:
+            raise WirecapError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise WirecapError(f"{path}: is a directory, not a capture") from None
+        except OSError as e:
+            raise WirecapError(f"{path}: cannot open: {e.strerror}") from None
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    magic = buffered.peek(4)[:4]
+    if magic.startswith(_GZIP_MAGIC):
+        import gzip
+
+        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
+    if magic == _ZSTD_MAGIC:
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
+        return io.BufferedReader(stream)  # type: ignore[arg-type]
+    return buffered
+
+
+def parse_header(path: str, line: bytes) -> dict[str, Any]:
+    """Check the first line; raise CaptureFormatError with a one-line reason if it is not a header."""
+    if not line.strip():
+        raise CaptureFormatError(f"{path}: empty file, not a wirecap capture")
+    try:
+        header = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise CaptureFormatError(f"{path}:1: not a wirecap capture (first line is not JSON)") from None
+    if not isinstance(header, dict) or header.get("type") != "header" or "wirecap" not in header:
+        raise CaptureFormatError(
+            f"{path}:1: not a wirecap capture (first line is not a wirecap header)"
+        )
+    version = header["wirecap"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CaptureFormatError(f"{path}:1: bad format version {version!r} in header")
+    if version > SUPPORTED_VERSION:
+        raise CaptureFormatError(
+            f"{path}: unsupported capture format version {version} "
+            f"(this wirecap reads up to {SUPPORTED_VERSION}); upgrade wirecap"
+        )
+    return header
+
+
+class CaptureReader:
+    """Iterate the records of one capture.
+
+    After iteration: `end` is the end record (or None), `interrupted` says why the capture is
+    incomplete (or None), `problems` lists `FILE:LINE: what` strings for skipped or suspicious lines.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, follow: bool = False, poll: float = 0.2) -> None:
+        self.path = os.fspath(path)
+        self.follow = follow
+        self.poll = poll
+        self.problems: list[str] = []
+        self.skipped = 0
+        self.end: dict[str, Any] | None = None
+        self.interrupted: str | None = None
+        self.last_seq = 0
+        self.records = 0
+        self._f = _open_binary(self.path)
+        try:
+            first = self._f.readline()
+        except (OSError, EOFError) as e:
+            self._f.close()
+            raise CaptureFormatError(f"{self.path}: cannot read: {e}") from None
+        try:
+            self.header = parse_header(self.path, first)
+        except CaptureFormatError:
+            self._f.close()
+            raise
+        self._consumed = False
+
+    def __enter__(self) -> "CaptureReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._f is not sys.stdin.buffer:
+            self._f.close()
+
+    def _problem(self, lineno: int, what: str) -> None:
+        self.problems.append(f"{self.path}:{lineno}: {what}")
+
+    def _lines(self) -> Iterator[bytes]:
+        f = self._f
+        if not self.follow:
+            try:
+                yield from f
+            except (OSError, EOFError) as e:  # truncated gzip/zstd stream
+                self.interrupted = f"compressed stream ends early ({e})"
+            return
+        partial = b""
+        while True:
+            line = f.readline()
+            if not line:
+                if self.end is not None:
+                    return
+                time.sleep(self.poll)
+                continue
+            if not line.endswith(b"\n"):
+                partial += line
+                time.sleep(self.poll)
+                continue
+            if partial:
+                line, partial = partial + line, b""
+            yield line
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self._consumed:
+            raise WirecapError(f"{self.path}: a capture reader can be iterated only once")
+        self._consumed = True
+        loads = orjson.loads
+        expected = 1
+        lineno = 1
+        last_t = 0.0
+        pending_problem: str | None = None
+        for line in self._lines():
+            lineno += 1
+            if pending_problem is not None:  # the bad line was not the last one: corruption
+                self._problem(lineno - 1, pending_problem)
+                self.skipped += 1
+                pending_problem = None
+            torn = not line.endswith(b"\n")
+            try:
+                rec = loads(line)
+            except orjson.JSONDecodeError as e:
+                if not line.strip():
+                    pending_problem = "empty line"
+                    continue
+                pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
+                if torn:
+                    break
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("seq"), int):
+                pending_problem = "not a record (no integer seq)"
+                continue
+            seq = rec["seq"]
+            if seq != expected:
+                self._problem(lineno, f"seq {seq} where {expected} was expected")
+            expected = seq + 1
+            t = rec.get("t")
+            if isinstance(t, (int, float)):
+                if t < last_t:
+                    self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
+                last_t = t
+            self.last_seq = seq
+            self.records += 1
+            if torn:
+                self.interrupted = f"torn last line {lineno} (no newline)"
+            if rec.get("type") == "end":
+                self.end = rec
+            elif self.end is not None:
+                self.end = None  # appended after an earlier clean stop
+            yield rec
+        if pending_problem is not None:
+            self.interrupted = f"torn last line {lineno} ({pending_problem})"
+            self.skipped += 1
+        if self.end is None and self.interrupted is None:
+            self.interrupted = "no end record (the recorder did not stop cleanly)"
+
+    def report(self) -> list[str]:
+        """Human lines describing defects: problems, then interruption (call after iterating)."""
+        lines = list(self.problems)
+        if self.interrupted:
+            lines.append(f"{self.path}: interrupted capture: {self.interrupted}")
+        return lines
+
+
+def open_capture(path: str | os.PathLike[str], **kwargs: Any) -> CaptureReader:
+    return CaptureReader(path, **kwargs)
+
+
+def read_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """All records of a capture (header excluded), skipping defects silently."""
+    with CaptureReader(path) as reader:
+        yield from reader
+
+
+_CH_RE = re.compile(r"^(?P<prefix>[a-z]+)(?:-(?P<n>\d+))?$")
+
+
+def scan_tail(path: str) -> dict[str, Any]:
+    """For appending: cut a torn tail and return the header, the last seq and t, channel counters."""
+    header: dict[str, Any] | None = None
+    last_seq = 0
+    last_t = 0.0
+    good_end = 0
+    channels: dict[str, int] = {}
+    with open(path, "rb") as f:
+        first = f.readline()
+        header = parse_header(path, first)
+        good_end = len(first) if first.endswith(b"\n") else 0
+        offset = good_end
+        for line in f:
+            offset += len(line)
+            if not line.endswith(b"\n"):
+                break
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("seq"), int):
+                last_seq = rec["seq"]
+                last_t = float(rec.get("t") or last_t)
+                if rec.get("type") == "open" and isinstance(rec.get("ch"), str):
+                    m = _CH_RE.match(rec["ch"])
+                    if m:
+                        p, n = m.group("prefix"), int(m.group("n") or 1)
+                        channels[p] = max(channels.get(p, 0), n)
+            good_end = offset
+    if good_end == 0:
+        raise CaptureFormatError(f"{path}: header is torn; cannot append")
+    if os.path.getsize(path) != good_end:
+        with open(path, "r+b") as f:
+            f.truncate(good_end)
+    return {"header": header, "last_seq": last_seq, "last_t": last_t, "channels": channels}

@@ -1,0 +1,348 @@
+"""Append-only capture writer: one `write` per record, crash-safe, thread-safe, redacting.
+
+The writer owns `seq` and the clock, so every recorder that shares one writer (proxy and tee in
+`wirecap record -- CMD`) lands on one gap-free, monotonic timeline.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from wirecap import __version__
+from wirecap.capture.payload import encode_payload
+from wirecap.capture.redact import Redactor, needs_redaction, redact_record
+from wirecap.errors import WirecapError
+
+FORMAT_VERSION = 1
+SYNC_INTERVAL = 1.0
+
+
+def default_origin(source: str, argv: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "tool": "wirecap",
+        "version": __version__,
+        "host": socket.gethostname(),
+        "argv": list(sys.argv if argv is None else argv),
+        "source": source,
+    }
+
+
+def _compression_for(path: str) -> str | None:
+    if path.endswith(".gz"):
+        return "gzip"
+    if path.endswith(".zst"):
+        return "zstd"
+    return None
+
+
+class _Sink:
+    """Where serialized records go: a plain fd (one write each) or a compressor flushed per second."""
+
+    def __init__(self, fd: int, compression: str | None) -> None:
+        self.fd = fd
+        self.compression = compression
+        self.pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if self.compression is None:
+            view = memoryview(data)
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+        else:
+            self.pending.append(data)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        data = b"".join(self.pending)
+        self.pending.clear()
+        if self.compression == "gzip":
+            import gzip
+
+            blob = gzip.compress(data, compresslevel=6, mtime=0)
+        else:
+            import zstandard
+
+            blob = zstandard.ZstdCompressor(level=3).compress(data)
+        view = memoryview(blob)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+    def sync(self) -> None:
+        self.flush()
+        os.fdatasync(self.fd)
+
+
+class CaptureWriter:
+    """Writes one capture. Safe to call from several threads and from asyncio callbacks.
+
+    Write failures never raise into the caller (recorders must keep passing traffic): the first one
+    disables the writer, is reported once through `on_error`, and every record after it is counted
+    in `errors`; the capture then has no `end` and reads as interrupted.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        origin: dict[str, Any] | None = None,
+        redactor: Redactor | None = None,
+        force: bool = False,
+        append: bool = False,
+        on_error: Callable[[str], None] | None = None,
+        extra_header: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.redactor = redactor if redactor is not None else Redactor()
+        self.on_error = on_error
+        self.records = 0
+        self.bytes = 0
+        self.errors = 0
+        self.failed: str | None = None
+        self.closed = False
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._last_t = 0.0
+        self._counters: dict[str, int] = {}
+        self._mono0 = time.monotonic()
+        compression = _compression_for(self.path)
+        if append and os.path.exists(self.path):
+            if compression:
+                raise WirecapError(f"{self.path}: cannot append to a compressed capture")
+            self._open_append()
+        else:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            flags |= os.O_TRUNC if force else os.O_EXCL
+            try:
+                fd = os.open(self.path, flags, 0o600)
+            except FileExistsError:
+                raise WirecapError(
+                    f"{self.path}: capture exists; refusing to overwrite it (use --force)"
+                ) from None
+            except OSError as e:
+                raise WirecapError(f"{self.path}: cannot create capture: {e.strerror}") from None
+            if force:
+                os.fchmod(fd, 0o600)
+            self._sink = _Sink(fd, compression)
+            now = _dt.datetime.now(_dt.UTC)
+            self.created = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            self._wall0 = now.timestamp()
+            self.id = uuid.uuid4().hex
+            header = {
+                "wirecap": FORMAT_VERSION,
+                "type": "header",
+                "id": self.id,
+                "created": self.created,
+                "origin": origin or default_origin("api"),
+                "redaction": self.redactor.policy(),
+            }
+            if extra_header:
+                header.update(extra_header)
+            self._emit(orjson.dumps(header) + b"\n")
+        self._last_sync = time.monotonic()
+        self._stop = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_loop, name="wirecap-flush", daemon=True)
+        self._flusher.start()
+
+    # --- append support -------------------------------------------------------------------------
+    def _open_append(self) -> None:
+        from wirecap.capture.reader import scan_tail
+
+        info = scan_tail(self.path)  # cuts a torn tail, returns header and last seq / t
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        self._sink = _Sink(fd, None)
+        header = info["header"]
+        self.id = header.get("id", "")
+        self.created = header.get("created", "")
+        self._seq = info["last_seq"]
+        self._last_t = info["last_t"]
+        try:
+            created = _dt.datetime.fromisoformat(self.created.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            created = time.time()
+        # Continue the timeline from wall-clock time: the old process's monotonic clock is gone.
+        self._mono0 = time.monotonic() - max(self._last_t, time.time() - created)
+        self._counters = info["channels"]
+
+    # --- clock and channels ---------------------------------------------------------------------
+    def now(self) -> float:
+        """Seconds since `created` on the capture's monotonic clock."""
+        return time.monotonic() - self._mono0
+
+    def new_channel(self, prefix: str) -> str:
+        """A fresh channel name: `ws-1`, `http-2`, ... (`proc`, then `proc-2`, for processes)."""
+        with self._lock:
+            n = self._counters.get(prefix, 0) + 1
+            self._counters[prefix] = n
+        if prefix in ("proc", "stdout", "stderr", "stdin"):
+            return prefix if n == 1 else f"{prefix}-{n}"
+        return f"{prefix}-{n}"
+
+    # --- records --------------------------------------------------------------------------------
+    def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, **fields: Any) -> int:
+        """Append one record; returns its seq (0 when the writer is disabled)."""
+        record: dict[str, Any] = {"seq": 0, "t": 0.0, "type": rtype}
+        record.update(fields)
+        with self._lock:
+            if self.closed:
+                return 0
+            if self.failed is not None:
+                self.errors += 1
+                return 0
+            now = self.now() if t is None else t
+            if now < self._last_t:
+                now = self._last_t
+            self._last_t = now
+            self._seq += 1
+            record["seq"] = self._seq
+            record["t"] = round(now, 6)
+            line = self._serialize(record)
+            if self._emit(line):
+                self.records += 1
+                if rtype == "msg":
+                    self.bytes += _nbytes if _nbytes is not None else _payload_len(record)
+                return self._seq
+            self._seq -= 1
+            return 0
+
+    def _serialize(self, record: dict[str, Any]) -> bytes:
+        try:
+            line = orjson.dumps(record)
+        except TypeError:
+            line = orjson.dumps(_scrub(record))
+        if needs_redaction(self.redactor, record, line):
+            try:
+                line = orjson.dumps(redact_record(self.redactor, record))
+            except TypeError:
+                line = orjson.dumps(_scrub(redact_record(self.redactor, record)))
+        return line + b"\n"
+
+    def _emit(self, data: bytes) -> bool:
+        try:
+            self._sink.write(data)
+        except OSError as e:
+            self._fail(f"{self.path}: write failed: {e.strerror or e}")
+            return False
+        return True
+
+    def _fail(self, message: str) -> None:
+        self.failed = message
+        self.errors += 1
+        if self.on_error is not None:
+            try:
+                self.on_error(message)
+            except Exception:  # noqa: BLE001 - reporting must never break the caller
+                pass
+
+    def open(self, ch: str, kind: str, t: float | None = None, **fields: Any) -> int:
+        return self.write("open", t, ch=ch, kind=kind, **fields)
+
+    def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, **fields: Any) -> int:
+        """A message from wire bytes (or text): picks the json / text / b64 form."""
+        return self.write("msg", t, len(data) if isinstance(data, (bytes, bytearray)) else len(data.encode("utf-8", "surrogatepass")), ch=ch, dir=dir, **encode_payload(data), **fields)
+
+    def response(self, ch: str, status: int, headers: dict[str, str], t: float | None = None, **fields: Any) -> int:
+        return self.write("response", t, ch=ch, status=status, headers=headers, **fields)
+
+    def close_channel(self, ch: str, t: float | None = None, **fields: Any) -> int:
+        return self.write("close", t, ch=ch, **fields)
+
+    def error(self, message: str, *, where: str | None = None, ch: str | None = None) -> int:
+        """Record a recorder failure (and count it); the traffic itself was not affected."""
+        fields: dict[str, Any] = {"message": message}
+        if where:
+            fields["where"] = where
+        if ch:
+            fields["ch"] = ch
+        with self._lock:
+            self.errors += 1
+        return self.write("error", **fields)
+
+    # --- flushing and closing -------------------------------------------------------------------
+    def _flush_loop(self) -> None:
+        while not self._stop.wait(SYNC_INTERVAL):
+            self.sync()
+
+    def sync(self) -> None:
+        with self._lock:
+            if self.failed is not None or self.closed:
+                return
+            try:
+                self._sink.sync()
+            except OSError as e:
+                self._fail(f"{self.path}: sync failed: {e.strerror or e}")
+
+    def close(self, **extra: Any) -> None:
+        """Write `end` (unless writing failed) and close the file. Idempotent."""
+        if self.closed:
+            return
+        self._stop.set()
+        if self.failed is None:
+            self.write(
+                "end",
+                records=self.records + 1,
+                bytes=self.bytes,
+                errors=self.errors,
+                duration=round(self.now(), 6),
+                **extra,
+            )
+        with self._lock:
+            self.closed = True
+            try:
+                if self.failed is None:
+                    self._sink.sync()
+            except OSError as e:
+                self._fail(f"{self.path}: final sync failed: {e.strerror or e}")
+            finally:
+                os.close(self._sink.fd)
+
+    def __enter__(self) -> "CaptureWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _payload_len(record: dict[str, Any]) -> int:
+    if "truncated" in record:
+        return int(record["truncated"])
+    if "raw" in record:
+        return len(record["raw"])
+    if "text" in record:
+        return len(record["text"])
+    if "b64" in record:
+        return len(record["b64"]) * 3 // 4
+    if "json" in record:
+        return len(orjson.dumps(record["json"]))
+    return 0
+
+
+def _scrub(value: Any) -> Any:
+    """Make a value serializable: lone surrogates become U+FFFD, unknown objects their repr."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(v) for v in value]
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def open_writer(path: str | os.PathLike[str], **kwargs: Any) -> CaptureWriter:
+    """Create a capture, making parent folders as needed."""
+    Path(os.fspath(path)).parent.mkdir(parents=True, exist_ok=True)
+    return CaptureWriter(path, **kwargs)

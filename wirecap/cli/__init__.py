@@ -1,0 +1,89 @@
+"""The `wirecap` command: a click group whose subcommands load lazily.
+
+Lazy loading keeps `wirecap cat` from importing mitmproxy; each subcommand lives in its own module
+under `wirecap/cli/` and is a thin shell over the library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import click
+
+from wirecap import __version__
+from wirecap.errors import WirecapError
+
+# name -> "module:attribute". A command whose module is not there yet is simply not listed.
+COMMANDS: dict[str, str] = {
+    "info": "wirecap.cli.info_cmd:info",
+    "cat": "wirecap.cli.cat_cmd:cat",
+    "import": "wirecap.cli.import_cmd:import_",
+    "tee": "wirecap.cli.tee_cmd:tee",
+    "record": "wirecap.cli.record_cmd:record",
+    "ca": "wirecap.cli.record_cmd:ca",
+    "addon-path": "wirecap.cli.record_cmd:addon_path",
+    "convert": "wirecap.cli.convert_cmd:convert",
+    "validate": "wirecap.cli.validate_cmd:validate",
+    "stats": "wirecap.cli.stats_cmd:stats",
+    "replay": "wirecap.cli.replay_cmd:replay",
+    "diff": "wirecap.cli.diff_cmd:diff",
+    "annotate": "wirecap.cli.annotate_cmd:annotate",
+    "report": "wirecap.cli.report_cmd:report",
+    "export": "wirecap.cli.export_cmd:export",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = []
+        for name, target in COMMANDS.items():
+            module = target.split(":")[0]
+            if importlib.util.find_spec(module) is not None:
+                names.append(name)
+        return names
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        if importlib.util.find_spec(module_name) is None:
+            return None
+        return getattr(importlib.import_module(module_name), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="wirecap")
+def cli() -> None:
+    """Record, replay, decode, diff, annotate and report on coding-agent traffic.
+
+    Captures are JSONL files (see docs/capture-format.md). Exit codes: 0 ok, 1 a finding or
+    difference (validate, diff), 2 an error.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors become one line on stderr and exit 2, never a traceback."""
+    try:
+        cli.main(args=argv, prog_name="wirecap", standalone_mode=False)
+    except WirecapError as e:
+        click.echo(f"wirecap: {e}", err=True)
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("wirecap: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        # Downstream closed early (`wirecap cat | head`): quiet, like cat.
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        finally:
+            sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(130)
