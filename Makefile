@@ -23,7 +23,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check wirecap tests bench
 
 bench: $(STAMP)
-	$(PY) -m bench
+	$(PY) -m bench $(BENCH_ARGS)
+
+# The real agent CLIs (pinned, from npm, ~1.6 GB) for real-client tests and new captures; never needed by
+# demo/test (those tests skip without it), never run in CI. Installs into .lab/ (or $$LAB).
+lab:
+	tools/install-lab.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
