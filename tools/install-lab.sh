@@ -67,6 +67,9 @@ else
   venv/bin/pip install --quiet --disable-pip-version-check websockets==17.4
 fi
 
+# The runners cd into these working directories; they must exist.
+mkdir -p work_main work_cb work_codex work_opencode
+
 # Smoke check: every binary the runners use answers --version.
 fail=0
 for b in node_modules/.bin/claude node_modules/.bin/codex node_modules/.bin/opencode \
