@@ -1,0 +1,127 @@
+"""`wirecap tee`: record a CLI's stdout/stderr (or a pipe) while passing it through untouched."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+import click
+
+from wirecap.cli.common import make_redactor, redaction_options
+from wirecap.errors import WirecapError
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel raised itself (e.g. Ctrl-C on a terminal)
+TICK = 0.05  # how often the main thread looks up from waiting for signals
+
+
+def _check_dialect(name: str | None) -> None:
+    if name is None:
+        return
+    try:
+        from wirecap.dialects import DIALECTS
+    except ImportError:  # dialects not available: keep the hint as given
+        return
+    if DIALECTS and name not in DIALECTS:
+        raise WirecapError(f"--dialect {name}: unknown dialect (known: {', '.join(sorted(DIALECTS))})")
+
+
+@click.command(context_settings={"ignore_unknown_options": False})
+@click.option("-o", "--output", required=True, metavar="CAP", help="Capture file to write (.jsonl, .jsonl.gz, .jsonl.zst).")
+@click.option("--dialect", metavar="NAME", help="Store NAME as a hint for the decoders (e.g. claude-code).")
+@click.option("--pty", "use_pty", is_flag=True, help="Run CMD on a pseudo-terminal (stdin and stdout); stderr stays a pipe.")
+@click.option("--record-stdin", is_flag=True, help="Also record what is forwarded to CMD's stdin (channel `stdin`).")
+@click.option("--force", is_flag=True, help="Overwrite CAP if it exists.")
+@redaction_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD ARGS...]")
+def tee(output: str, dialect: str | None, use_pty: bool, record_stdin: bool, force: bool, no_redact: bool,
+        redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], command: tuple[str, ...]) -> None:
+    """Run CMD, pass its stdout/stderr through byte for byte, and record every line with its time.
+
+    \b
+      wirecap tee -o run.jsonl -- claude -p "say hello" --output-format stream-json --verbose
+      some-cli --json | wirecap tee -o run.jsonl | jq .
+
+    Without CMD, records standard input and copies it to standard output (pipe mode). Exits with
+    CMD's exit code (128+N when it died of signal N). SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed
+    on to CMD. If the capture cannot be written, output still passes through unchanged and one
+    warning is printed. See docs/commands/tee.md.
+    """
+    from wirecap.capture.writer import default_origin, open_writer
+    from wirecap.record.tee import PipeTee, TeeRunner
+
+    redactor = make_redactor(no_redact, redact_keys, redact_patterns)
+    _check_dialect(dialect)
+    if not command and (use_pty or record_stdin):
+        raise WirecapError("--pty and --record-stdin need a command: wirecap tee -o CAP [OPTIONS] -- CMD ARGS...")
+
+    waited = FORWARDED + ((signal.SIGWINCH,) if use_pty else ())
+    # Block the signals before any thread exists, so every thread inherits the mask and the main
+    # thread alone collects them (with who sent them) through sigtimedwait.
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waited)
+    runner: TeeRunner | PipeTee | None = None
+
+    def on_error(message: str) -> None:
+        text = f"{message} (capture incomplete; recording stopped, output still passes through)"
+        if runner is not None:
+            runner.warn(text)
+        else:
+            try:
+                os.write(2, f"wirecap: warning: {text}\n".encode())
+            except OSError:
+                pass
+
+    try:
+        writer = open_writer(output, origin=default_origin("tee"), redactor=redactor, force=force, on_error=on_error)
+        try:
+            if command:
+                runner = TeeRunner(writer, list(command), pty=use_pty, record_stdin=record_stdin, dialect=dialect)
+                runner.start()
+                status = _supervise(runner, waited, use_pty)
+            else:
+                runner = PipeTee(writer, dialect=dialect)
+                status = _supervise_pipe(runner, waited)
+        finally:
+            writer.close()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    sys.stdout.flush()
+    sys.exit(status)
+
+
+def _supervise(runner, waited: tuple[int, ...], use_pty: bool) -> int:
+    """Collect signals for the child until it has exited and its output is recorded."""
+    while True:
+        status = runner.wait(0)
+        if status is not None:
+            return status
+        info = signal.sigtimedwait(waited, TICK)
+        if info is None:
+            continue
+        if info.si_signo == getattr(signal, "SIGWINCH", -1):
+            runner.resize()
+        elif info.si_code == SI_KERNEL and not use_pty:
+            # Raised by our terminal (Ctrl-C, Ctrl-\, hangup) for the whole foreground process
+            # group, the child included: it already has it, so do not deliver it twice.
+            continue
+        else:
+            runner.forward_signal(info.si_signo)
+
+
+def _supervise_pipe(pipe, waited: tuple[int, ...]) -> int:
+    """Pipe mode: copy until EOF; a signal stops us (cleanly, with `end`) like it stops `tee`."""
+    result: list[int] = []
+    worker = threading.Thread(target=lambda: result.append(pipe.run()), name="wirecap-tee-pipe", daemon=True)
+    worker.start()
+    got: int | None = None
+    while worker.is_alive():
+        info = signal.sigtimedwait(waited, TICK)
+        if info is not None:
+            got = info.si_signo
+            pipe.forward_signal(got)
+    worker.join()
+    if got is not None:
+        return 128 + got
+    return result[0] if result else 1

@@ -1,0 +1,564 @@
+"""Run a command (or read a pipe) and record its output while passing it through untouched.
+
+The order of work per chunk is the whole point: read it, take its arrival time, forward it to our
+own stdout/stderr at once (one `write`, same bytes), and only then hand it to a recorder thread that
+splits lines and writes records. A slow or full disk therefore never delays what the consumer sees;
+a recording failure is counted and reported by the writer while passthrough carries on.
+
+Threads: one pump per stream (child stdout, child stderr, our stdin when forwarded), one recorder
+that owns every writer call for the streams, and one waiter that notices the child's exit. Nothing
+here installs signal handlers, so a `TeeRunner` can run inside a program whose main thread is busy
+(e.g. `wirecap record -- CMD` with mitmproxy in another thread); the CLI forwards signals with
+`forward_signal`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import fcntl
+import os
+import queue
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import tty
+from collections.abc import Callable
+from typing import IO, Any
+
+from wirecap.capture.writer import CaptureWriter
+from wirecap.errors import WirecapError
+from wirecap.record.lines import LineSplitter
+
+CHUNK = 256 * 1024  # one read; big enough that a fast producer costs few syscalls per MB
+POLL_MS = 200  # how often a pump blocked on a silent pipe checks whether it should give up
+MAX_BACKLOG = 256 * 1024 * 1024  # bytes forwarded but not yet recorded before recording skips
+
+# Environment values recorded as they are; every other variable is recorded by name with value null.
+ENV_VALUE_NAMES = frozenset(
+    {"TERM", "COLORTERM", "TERM_PROGRAM", "LANG", "LANGUAGE", "SHELL", "PWD", "TZ", "NO_COLOR",
+     "FORCE_COLOR", "CI", "COLUMNS", "LINES", "NODE_ENV"}
+)
+ENV_VALUE_PREFIXES = ("LC_",)
+ENV_VALUE_SUFFIXES = ("_BASE_URL",)
+_SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|COOKIE|CREDENTIAL|SESSION", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*@")
+
+
+def env_record(env: dict[str, str]) -> dict[str, str | None]:
+    """Names of all variables; values only where they are known to be harmless and useful."""
+    out: dict[str, str | None] = {}
+    for name in sorted(env):
+        value: str | None = None
+        if not _SECRETISH.search(name) and (
+            name in ENV_VALUE_NAMES or name.startswith(ENV_VALUE_PREFIXES) or name.endswith(ENV_VALUE_SUFFIXES)
+        ):
+            value = env[name]
+            if _URL_USERINFO.match(value):  # https://user:password@host/...
+                value = None
+        out[name] = value
+    return out
+
+
+def exit_status(returncode: int) -> int:
+    """A shell-style status: the exit code, or 128+N for a child killed by signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"SIG{signum}"
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _Out:
+    """Where one stream is forwarded: a file descriptor (one `write` per chunk) or a binary file."""
+
+    def __init__(self, target: IO[bytes] | int | None, lock: threading.Lock | None = None) -> None:
+        self.fd: int | None = None
+        self.file: IO[bytes] | None = None
+        if isinstance(target, int):
+            self.fd = target
+        elif target is not None:
+            try:
+                self.fd = target.fileno()
+                target.flush()
+            except (AttributeError, OSError, ValueError):
+                self.file = target
+        self.lock = lock
+        self.closed = False
+        self.error: str | None = None
+
+    def write(self, data: bytes) -> bool:
+        """Forward all of `data`; False once the reader is gone (EPIPE) or the target broke."""
+        if self.closed:
+            return False
+        try:
+            if self.lock is not None:
+                with self.lock:
+                    self._write(data)
+            else:
+                self._write(data)
+        except OSError as e:
+            self.closed = True
+            if e.errno != errno.EPIPE:
+                self.error = e.strerror or str(e)
+            return False
+        return True
+
+    def _write(self, data: bytes) -> None:
+        if self.fd is not None:
+            n = os.write(self.fd, data)
+            if n < len(data):
+                view = memoryview(data)[n:]
+                while view:
+                    view = view[os.write(self.fd, view):]
+        else:
+            assert self.file is not None
+            self.file.write(data)
+            self.file.flush()
+
+
+class _Stream:
+    """Recording state of one pipe channel (touched only by the recorder thread)."""
+
+    __slots__ = ("ch", "dir", "splitter", "bytes", "lines", "extra")
+
+    def __init__(self, ch: str, direction: str) -> None:
+        self.ch = ch
+        self.dir = direction
+        self.splitter = LineSplitter()
+        self.bytes = 0
+        self.lines = 0
+        self.extra: dict[str, Any] = {}
+
+
+_STOP = object()
+
+
+class _TeeBase:
+    """Pumps and the recorder thread shared by command mode and pipe mode."""
+
+    def __init__(self, writer: CaptureWriter, stdout: Any = None, stderr: Any = None) -> None:
+        self.writer = writer
+        self._err_lock = threading.Lock()
+        self.out = _Out(stdout if stdout is not None else sys.stdout.fileno())
+        self.err = _Out(stderr if stderr is not None else sys.stderr.fileno(), self._err_lock)
+        self._q: queue.SimpleQueue[tuple[Any, float, Any]] = queue.SimpleQueue()
+        self._backlog = 0
+        self._backlog_lock = threading.Lock()
+        self._abandon = threading.Event()  # stop waiting for EOF (child gone, we were told to stop)
+        self._recorder = threading.Thread(target=self._record_loop, name="wirecap-tee-record", daemon=True)
+        self._warned = False
+
+    # --- warnings -------------------------------------------------------------------------------
+    def warn(self, message: str) -> None:
+        """One line on our stderr, never inside a chunk of the child's stderr."""
+        try:
+            with self._err_lock:
+                os.write(self.err.fd if self.err.fd is not None else 2, f"wirecap: warning: {message}\n".encode())
+        except OSError:
+            pass
+
+    # --- pumps (one thread per stream) ----------------------------------------------------------
+    def _pump(self, src: int, out: _Out | None, stream: _Stream, on_closed: Callable[[], bool] | None) -> None:
+        """Read `src` until EOF, forward each chunk, queue it for recording.
+
+        `on_closed` runs when the downstream reader goes away; it returns True to stop reading
+        (so the writer of `src` sees a broken pipe, as it would without us).
+        """
+        read, now, put, poller = os.read, self.writer.now, self._q.put, select.poll()
+        poller.register(src, select.POLLIN | select.POLLHUP | select.POLLERR)
+        abandon = self._abandon.is_set
+        stop = False
+        try:
+            while not abandon():
+                if not poller.poll(POLL_MS):
+                    continue
+                try:
+                    chunk = read(src, CHUNK)
+                except OSError as e:
+                    if e.errno != errno.EIO:  # EIO: the pty's other side is gone, i.e. EOF
+                        self.writer.error(f"reading {stream.ch}: {e.strerror or e}", where="tee.pump", ch=stream.ch)
+                    break
+                if not chunk:
+                    break
+                t = now()
+                if out is not None and not out.write(chunk):
+                    if out.error and out.fd != 2:
+                        self.warn(f"cannot forward {stream.ch}: {out.error}")
+                    stream.extra["downstream_closed"] = True
+                    out = None
+                    if on_closed is not None and on_closed():
+                        stop = True
+                if self._backlog > MAX_BACKLOG:
+                    put((stream, t, len(chunk)))  # skipped: recorded as an error, counted
+                else:
+                    with self._backlog_lock:
+                        self._backlog += len(chunk)
+                    put((stream, t, chunk))
+                if stop:
+                    break
+        finally:
+            put((stream, now(), None))
+
+    # --- recorder (one thread) ------------------------------------------------------------------
+    def _record_loop(self) -> None:
+        get, msg, w = self._q.get, self.writer.msg, self.writer
+        while True:
+            stream, t, data = get()
+            if stream is None:
+                if data is _STOP:
+                    return
+                data()
+                continue
+            if data is None:
+                for payload, eol in stream.splitter.close():
+                    msg(stream.ch, stream.dir, payload, t, eol=eol)
+                    stream.lines += 1
+                w.close_channel(stream.ch, t, bytes=stream.bytes, lines=stream.lines, **stream.extra)
+                continue
+            if isinstance(data, int):
+                stream.bytes += data
+                for payload, eol in stream.splitter.close():
+                    msg(stream.ch, stream.dir, payload, t, eol=eol)
+                    stream.lines += 1
+                w.error(f"recorder fell behind: {data} bytes of {stream.ch} passed through unrecorded",
+                        where="tee.recorder", ch=stream.ch)
+                continue
+            with self._backlog_lock:
+                self._backlog -= len(data)
+            stream.bytes += len(data)
+            lines = stream.splitter.feed(data)
+            stream.lines += len(lines)
+            ch, d = stream.ch, stream.dir
+            for payload, eol in lines:
+                if eol == "\n":
+                    msg(ch, d, payload, t)
+                else:
+                    msg(ch, d, payload, t, eol=eol)
+
+    def _call_in_recorder(self, fn: Callable[[], Any]) -> None:
+        """Run `fn` on the recorder thread, after everything queued so far (keeps records in order)."""
+        self._q.put((None, 0.0, fn))
+
+    def _stop_recorder(self) -> None:
+        self._q.put((None, 0.0, _STOP))
+        self._recorder.join()
+
+
+class TeeRunner(_TeeBase):
+    """Run `argv`, forward its output byte for byte, record it on `writer` (which it does not close)."""
+
+    def __init__(
+        self,
+        writer: CaptureWriter,
+        argv: list[str],
+        *,
+        pty: bool = False,
+        record_stdin: bool = False,
+        dialect: str | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stdout: Any = None,
+        stderr: Any = None,
+        stdin: Any = None,
+    ) -> None:
+        if not argv:
+            raise WirecapError("no command given (usage: wirecap tee -o CAP -- CMD ARGS...)")
+        super().__init__(writer, stdout, stderr)
+        self.argv = list(argv)
+        self.pty = pty
+        self.record_stdin = record_stdin
+        self.dialect = dialect
+        self.env = dict(os.environ if env is None else env)
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.stdin_fd = stdin if isinstance(stdin, int) else (stdin.fileno() if stdin is not None else 0)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.status: int | None = None
+        self._done = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._master: int | None = None
+        self._saved_tty: list[Any] | None = None
+        self._child_exited = threading.Event()
+
+    # --- starting -------------------------------------------------------------------------------
+    def start(self) -> None:
+        w = self.writer
+        self.proc_ch = w.new_channel("proc")
+        self.stdout_ch = w.new_channel("stdout")
+        self.stderr_ch = w.new_channel("stderr")
+        self.stdin_ch = w.new_channel("stdin") if self.record_stdin else None
+        hint = {"dialect": self.dialect} if self.dialect else {}
+        slave = None
+        kwargs: dict[str, Any] = {}
+        if self.pty:
+            self._master, slave = os.openpty()
+            os.set_inheritable(self._master, False)
+            _set_winsize(slave, _get_winsize(self.stdin_fd) or (24, 80, 0, 0))
+            kwargs.update(stdin=slave, stdout=slave, start_new_session=True, preexec_fn=_pty_child_setup)
+        else:
+            kwargs.update(stdin=subprocess.PIPE if self.record_stdin else self.stdin_fd, stdout=subprocess.PIPE)
+            if signal.pthread_sigmask(signal.SIG_BLOCK, []):
+                kwargs["preexec_fn"] = _unblock_signals  # our CLI blocks signals to sigwait them
+        t0 = w.now()
+        started = _now_iso()
+        try:
+            self.proc = subprocess.Popen(
+                self.argv, stderr=subprocess.PIPE, env=self.env, cwd=self.cwd, bufsize=0, close_fds=True, **kwargs
+            )
+        except OSError as e:
+            if slave is not None:
+                os.close(slave)
+            if self._master is not None:
+                os.close(self._master)
+            w.error(f"cannot run {self.argv[0]}: {e.strerror or e}", where="tee.start")
+            err = WirecapError(f"{self.argv[0]}: {e.strerror or e}")
+            err.exit_code = 127 if isinstance(e, FileNotFoundError) else 126
+            raise err from None
+        finally:
+            if slave is not None:
+                os.close(slave)
+        self.t_start = t0
+        w.open(self.proc_ch, "process", t0, argv=self.argv, cwd=self.cwd, env=env_record(self.env),
+               pid=self.proc.pid, started=started, **({"pty": True} if self.pty else {}), **hint)
+        w.open(self.stdout_ch, "pipe", t0, proc=self.proc_ch, stream="stdout", **hint)
+        w.open(self.stderr_ch, "pipe", t0, proc=self.proc_ch, stream="stderr")
+        if self.stdin_ch:
+            w.open(self.stdin_ch, "pipe", t0, proc=self.proc_ch, stream="stdin", **hint)
+        self._recorder.start()
+
+        out_stream = _Stream(self.stdout_ch, "s2c")
+        err_stream = _Stream(self.stderr_ch, "s2c")
+        assert self.proc.stderr is not None
+        if self.pty:
+            assert self._master is not None
+            src_out = self._master
+            close_out = None  # a terminal has no broken pipe: keep draining and recording
+        else:
+            assert self.proc.stdout is not None
+            src_out = self.proc.stdout.fileno()
+            close_out = self._closer(self.proc.stdout)
+        self._spawn(self._pump, src_out, self.out, out_stream, close_out)
+        self._spawn(self._pump, self.proc.stderr.fileno(), self.err, err_stream, self._closer(self.proc.stderr))
+        if self.pty or self.record_stdin:
+            self._spawn(self._stdin_pump)
+        self._waiter = threading.Thread(target=self._wait_child, name="wirecap-tee-wait", daemon=True)
+        self._waiter.start()
+
+    def _spawn(self, target: Callable[..., None], *args: Any) -> None:
+        th = threading.Thread(target=target, args=args, name=f"wirecap-tee-{len(self._threads)}", daemon=True)
+        self._threads.append(th)
+        th.start()
+
+    @staticmethod
+    def _closer(pipe: IO[bytes]) -> Callable[[], bool]:
+        """Downstream is gone: close our end so the child's next write breaks, as with a direct pipe."""
+
+        def close() -> bool:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+            return True
+
+        return close
+
+    # --- stdin ------------------------------------------------------------------------------------
+    def _stdin_pump(self) -> None:
+        """Forward our stdin to the child (pipe or pty), recording it when asked."""
+        assert self.proc is not None
+        if self.pty:
+            dst = self._master
+            if os.isatty(self.stdin_fd):
+                try:
+                    self._saved_tty = termios.tcgetattr(self.stdin_fd)
+                    tty.setraw(self.stdin_fd)  # keystrokes go to the child's terminal as typed
+                except termios.error:
+                    self._saved_tty = None
+        else:
+            assert self.proc.stdin is not None
+            dst = self.proc.stdin.fileno()
+        assert dst is not None
+        stream = _Stream(self.stdin_ch, "c2s") if self.stdin_ch else None
+        poller = select.poll()
+        poller.register(self.stdin_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        now, put = self.writer.now, self._q.put
+        last = b"\n"
+        try:
+            while not self._child_exited.is_set():
+                if not poller.poll(POLL_MS):
+                    continue
+                try:
+                    chunk = os.read(self.stdin_fd, CHUNK)
+                except OSError:
+                    chunk = b""
+                t = now()
+                if not chunk:
+                    if self.pty:  # end of input: the terminal's EOF character (twice after a partial line)
+                        try:
+                            eof = termios.tcgetattr(dst)[6][termios.VEOF]
+                            os.write(dst, eof if last.endswith(b"\n") else eof * 2)
+                        except (OSError, termios.error):
+                            pass
+                    break
+                try:
+                    n = os.write(dst, chunk)
+                    while n < len(chunk):
+                        n += os.write(dst, chunk[n:])
+                except OSError:
+                    break  # the child closed its stdin (or exited): stop reading ours
+                last = chunk
+                if stream is not None:
+                    with self._backlog_lock:
+                        self._backlog += len(chunk)
+                    put((stream, t, chunk))
+        finally:
+            if not self.pty and self.proc.stdin is not None:
+                try:
+                    self.proc.stdin.close()
+                except OSError:
+                    pass
+            if stream is not None:
+                put((stream, now(), None))
+
+    # --- waiting and signals ----------------------------------------------------------------------
+    def _wait_child(self) -> None:
+        assert self.proc is not None
+        rc = self.proc.wait()
+        t_exit = self.writer.now()
+        self._child_exited.set()
+        for th in self._threads:
+            th.join()
+        self._restore_tty()
+        fields: dict[str, Any] = {"duration": round(t_exit - self.t_start, 6)}
+        if rc < 0:
+            fields["signal"] = _signal_name(-rc)
+        else:
+            fields["exit_code"] = rc
+        self._call_in_recorder(lambda: self.writer.close_channel(self.proc_ch, t_exit, **fields))
+        self._stop_recorder()
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        if self._master is not None:
+            os.close(self._master)
+            self._master = None
+        self.status = exit_status(rc)
+        self._done.set()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The child's status once it has exited and all its output is recorded (None on timeout)."""
+        if not self._done.wait(timeout):
+            return None
+        return self.status
+
+    def forward_signal(self, signum: int) -> None:
+        """Pass a signal to the child; once the child is gone, stop waiting for its pipes' EOF."""
+        if self.proc is None:
+            return
+        if self._child_exited.is_set() or self.proc.poll() is not None:
+            self._abandon.set()
+            return
+        try:
+            if self.pty:
+                os.killpg(self.proc.pid, signum)  # the child leads its own session on the pty
+            else:
+                os.kill(self.proc.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def resize(self) -> None:
+        """Copy our terminal's window size to the child's (SIGWINCH follows from the kernel)."""
+        if self._master is None:
+            return
+        size = _get_winsize(self.stdin_fd)
+        if size is not None:
+            try:
+                _set_winsize(self._master, size)
+            except OSError:
+                pass
+
+    def _restore_tty(self) -> None:
+        if self._saved_tty is not None:
+            try:
+                termios.tcsetattr(self.stdin_fd, termios.TCSADRAIN, self._saved_tty)
+            except termios.error:
+                pass
+            self._saved_tty = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+
+class PipeTee(_TeeBase):
+    """`CMD | wirecap tee -o CAP`: our stdin to our stdout, recorded as a `stdout` channel."""
+
+    def __init__(self, writer: CaptureWriter, *, dialect: str | None = None, stdin: int = 0,
+                 stdout: Any = None, stderr: Any = None) -> None:
+        super().__init__(writer, stdout, stderr)
+        self.dialect = dialect
+        self.stdin_fd = stdin
+        self.downstream_closed = False
+
+    def run(self) -> int:
+        """Until EOF or until downstream closes (then stop, like `tee`: the producer sees a broken pipe).
+
+        Returns 0, or 141 (128+SIGPIPE, what `tee` dies with) when downstream closed early.
+        """
+        w = self.writer
+        ch = w.new_channel("stdout")
+        w.open(ch, "pipe", proc=None, stream="stdout", source="stdin",
+               **({"dialect": self.dialect} if self.dialect else {}))
+        self._recorder.start()
+        stream = _Stream(ch, "s2c")
+
+        def closed() -> bool:
+            self.downstream_closed = True
+            return True
+
+        self._pump(self.stdin_fd, self.out, stream, closed)
+        self._stop_recorder()
+        return 128 + signal.SIGPIPE if self.downstream_closed else 0
+
+    def forward_signal(self, signum: int) -> None:
+        self._abandon.set()
+
+
+# --- terminal helpers (run in the parent, or in the child before exec) -----------------------------
+def _get_winsize(fd: int) -> tuple[int, int, int, int] | None:
+    try:
+        if not os.isatty(fd):
+            return None
+        rows, cols, xp, yp = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
+    except OSError:
+        return None
+    return (rows, cols, xp, yp) if rows and cols else None
+
+
+def _set_winsize(fd: int, size: tuple[int, int, int, int]) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", *size))
+
+
+def _unblock_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def _pty_child_setup() -> None:
+    """In the child after setsid(): unblock signals and make the pty our controlling terminal."""
+    _unblock_signals()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
