@@ -11,7 +11,8 @@ import os
 import re
 import sys
 import time
-from typing import IO, Any, Iterator
+from collections.abc import Iterator
+from typing import IO, Any
 
 import orjson
 
@@ -94,6 +95,8 @@ class CaptureReader:
         except (OSError, EOFError) as e:
             self._f.close()
             raise CaptureFormatError(f"{self.path}: cannot read: {e}") from None
+        self.header_line = first
+        self.line = b""  # the raw bytes of the record last yielded (for byte-exact output)
         try:
             self.header = parse_header(self.path, first)
         except CaptureFormatError:
@@ -101,7 +104,7 @@ class CaptureReader:
             raise
         self._consumed = False
 
-    def __enter__(self) -> "CaptureReader":
+    def __enter__(self) -> CaptureReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -184,6 +187,7 @@ class CaptureReader:
                 self.end = rec
             elif self.end is not None:
                 self.end = None  # appended after an earlier clean stop
+            self.line = line
             yield rec
         if pending_problem is not None:
             self.interrupted = f"torn last line {lineno} ({pending_problem})"

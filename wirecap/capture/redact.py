@@ -99,7 +99,7 @@ class Redactor:
         self._headers = frozenset(h.lower() for h in self.headers)
         parts = [f"(?P<p{i}>{rx})" for i, (_, rx) in enumerate(SECRET_PATTERNS)]
         self._kinds = [kind for kind, _ in SECRET_PATTERNS]
-        for j, rx in enumerate(self.extra_patterns):
+        for rx in self.extra_patterns:
             re.compile(rx)  # a bad pattern fails here, with re's message
             parts.append(f"(?P<p{len(self._kinds)}>{rx})")
             self._kinds.append("custom")
@@ -233,7 +233,28 @@ def needs_redaction(redactor: Redactor, record: dict[str, Any], serialized: byte
         return True
     if redactor.extra_patterns or redactor.extra_keys:
         return True
-    return _BYTES_HINT.search(serialized) is not None
+    return _may_hold_secret(serialized)
+
+
+# Literal markers screened with `in` (memchr-fast) before any regex runs: `_BYTES_HINT` alone costs
+# tens of microseconds per record (its leading `"[A-Za-z0-9_\-]*` backtracks on long words), which
+# capped `wirecap tee` at a few thousand lines per second.
+_SHAPE_MARKERS = (b"sk-", b"cb-", b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_", b"AKIA",
+                  b"AIza", b"xox", b"phc_", b"eyJ", b"Bearer ")
+_KEY_MARKERS = (b"token", b"key", b"secret", b"passw", b"cookie", b"authorization")
+_KEY_HINT = re.compile(rb'(?:token|key|secret|passw|cookie|authorization)[a-z0-9_\-]*"\s*:')
+
+
+def _may_hold_secret(serialized: bytes) -> bool:
+    """Same answer as `_BYTES_HINT.search(serialized) is not None` (or a superset), much faster."""
+    for marker in _SHAPE_MARKERS:
+        if marker in serialized:
+            return True
+    low = serialized.lower()
+    for marker in _KEY_MARKERS:
+        if marker in low:
+            return _KEY_HINT.search(low) is not None
+    return False
 
 
 def redact_record(redactor: Redactor, record: dict[str, Any]) -> dict[str, Any]:

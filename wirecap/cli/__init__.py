@@ -35,7 +35,17 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class _DownstreamClosed(Exception):
+    """A BrokenPipeError carried past click, which would otherwise turn it into exit status 1."""
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as e:
+            raise _DownstreamClosed() from e
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = []
         for name, target in COMMANDS.items():
@@ -79,11 +89,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
-    except BrokenPipeError:
-        # Downstream closed early (`wirecap cat | head`): quiet, like cat.
+    except (BrokenPipeError, _DownstreamClosed):
+        # Downstream closed early (`wirecap cat | head`): quiet, like cat. Point stdout at /dev/null
+        # so the interpreter's final flush of what is still buffered cannot fail again.
         try:
-            sys.stdout = None  # type: ignore[assignment]
-        finally:
-            sys.exit(0)
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
