@@ -1,0 +1,466 @@
+"""The wirecap mitmproxy addon: writes WebSocket and HTTP/SSE traffic to a capture as it passes.
+
+It observes and never interferes: every hook is guarded (an exception becomes an `error` record
+and a count, the flow goes on untouched), SSE responses are streamed so the client gets each event
+when the server sends it, and WebSocket messages are dropped from mitmproxy's memory once written.
+
+Usable two ways: `start_proxy()` passes a `CaptureWriter` in; `mitmdump -s $(wirecap addon-path)
+--set wirecap_out=cap.jsonl` lets the addon open its own writer from options.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from wirecap.capture.redact import Redactor
+from wirecap.capture.sse import SSEParser, sse_record_fields
+from wirecap.capture.writer import CaptureWriter, default_origin
+from wirecap.record.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
+
+log = logging.getLogger("wirecap.record")
+
+
+@dataclass
+class _Chan:
+    """What the addon remembers about one live flow."""
+
+    ch: str
+    kind: str  # "http", "ws", or "pending-ws" (an upgrade request not answered yet)
+    sse: _SSEObserver | None = None
+    stream: _StreamWrap | None = None
+    collector: _BodyCollector | None = None
+
+
+def _guarded(where: str) -> Callable[..., Any]:
+    """Wrap a hook: any exception is counted, written as an `error` record, and swallowed."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def hook(self: WirecapAddon, flow: Any) -> None:
+            if self.writer is None:
+                return
+            try:
+                fn(self, flow)
+            except Exception as e:  # noqa: BLE001 - the traffic must go on whatever happens
+                self._fail(where, e, flow)
+
+        return hook
+
+    return deco
+
+
+def is_sse(response: Any) -> bool:
+    ctype = response.headers.get("content-type", "")
+    return ctype.split(";", 1)[0].strip().lower() == "text/event-stream"
+
+
+def _is_ws_upgrade(request: Any) -> bool:
+    return "websocket" in request.headers.get("upgrade", "").lower()
+
+
+def _peers(flow: Any) -> dict[str, str]:
+    out = {}
+    try:
+        host, port = flow.client_conn.peername[:2]
+        out["client"] = f"{host}:{port}"
+    except Exception:  # noqa: BLE001 - peers are optional
+        pass
+    try:
+        host, port = flow.server_conn.address[:2]
+        out["server"] = f"{host}:{port}"
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
+class WirecapAddon:
+    """mitmproxy addon writing one capture. See the module docstring."""
+
+    def __init__(self, writer: CaptureWriter | None = None, *, body_cap: int = 0) -> None:
+        self.writer = writer
+        self._own_writer = writer is None
+        self.body_cap = body_cap
+        self.errors = 0  # exceptions caught in hooks
+        self._chans: dict[str, _Chan] = {}
+
+    # --- options (mitmdump -s) -----------------------------------------------------------------------
+    def load(self, loader: Any) -> None:
+        loader.add_option("wirecap_out", str, "", "wirecap: write the capture to this file (.jsonl, .jsonl.gz, .jsonl.zst).")
+        loader.add_option("wirecap_redact", bool, True, "wirecap: redact secrets before writing (default on).")
+        loader.add_option("wirecap_redact_key", Sequence[str], [], "wirecap: also redact JSON values under these keys.")
+        loader.add_option("wirecap_redact_pattern", Sequence[str], [], "wirecap: also redact substrings matching these regexes.")
+        loader.add_option("wirecap_body_cap", int, 0, "wirecap: cut recorded bodies and messages at this many bytes (0: keep all).")
+        loader.add_option("wirecap_force", bool, False, "wirecap: replace an existing capture file.")
+
+    def configure(self, updated: set[str]) -> None:
+        if not self._own_writer:
+            return
+        from mitmproxy import ctx, exceptions
+
+        from wirecap.errors import WirecapError
+
+        opts = ctx.options
+        if "wirecap_body_cap" in updated:
+            self.body_cap = max(0, int(opts.wirecap_body_cap))
+        if "wirecap_out" in updated and opts.wirecap_out:
+            if self.writer is not None:
+                self._close_all()
+                self.writer.close(addon_errors=self.errors)
+            redactor = Redactor(
+                enabled=opts.wirecap_redact,
+                extra_keys=tuple(opts.wirecap_redact_key),
+                extra_patterns=tuple(opts.wirecap_redact_pattern),
+            )
+            try:
+                self.writer = CaptureWriter(
+                    opts.wirecap_out,
+                    origin=default_origin("mitmproxy-addon"),
+                    redactor=redactor,
+                    force=opts.wirecap_force,
+                    on_error=lambda m: log.error("wirecap: %s", m),
+                )
+            except WirecapError as e:
+                raise exceptions.OptionsError(str(e)) from None
+            log.info("wirecap: recording to %s", opts.wirecap_out)
+
+    def done(self) -> None:
+        if self.writer is None:
+            return
+        try:
+            self._close_all()
+        except Exception as e:  # noqa: BLE001
+            self._fail("done", e, None)
+        if self._own_writer:
+            self.writer.close(addon_errors=self.errors)
+
+    def _close_all(self) -> None:
+        """Channels still open when the proxy stops: close them, saying they were cut short."""
+        assert self.writer is not None
+        for st in list(self._chans.values()):
+            if st.sse is not None:
+                st.sse.finish()
+            if st.kind == "ws":
+                self.writer.close_channel(st.ch, code=None, reason="", by=None, incomplete=True)
+            elif st.kind == "http":
+                self.writer.close_channel(st.ch, status=None, incomplete=True)
+        self._chans.clear()
+
+    # --- failure path ----------------------------------------------------------------------------------
+    def _fail(self, where: str, exc: BaseException, flow: Any) -> None:
+        self.errors += 1
+        st = self._chans.get(flow.id) if flow is not None else None
+        try:
+            assert self.writer is not None
+            self.writer.error(f"{type(exc).__name__}: {exc}", where=f"addon.{where}", ch=st.ch if st and st.ch else None)
+        except Exception:  # noqa: BLE001 - even reporting must not break traffic
+            pass
+        if self.errors <= 10:
+            log.warning("wirecap: error in %s: %s: %s", where, type(exc).__name__, exc)
+
+    def _t(self, wall: float | None) -> float | None:
+        """A wall-clock timestamp from mitmproxy on the capture's clock (None: now)."""
+        if not wall:
+            return None
+        assert self.writer is not None
+        return max(0.0, self.writer.now() - max(0.0, time.time() - wall))
+
+    # --- HTTP ------------------------------------------------------------------------------------------
+    def _open_http(self, flow: Any) -> _Chan:
+        assert self.writer is not None
+        ch = self.writer.new_channel("http")
+        req = flow.request
+        self.writer.open(
+            ch, "http", t=self._t(req.timestamp_start), method=req.method, url=req.url,
+            headers=headers_dict(req.headers), **_peers(flow),
+        )
+        st = _Chan(ch, "http")
+        self._chans[flow.id] = st
+        return st
+
+    @_guarded("requestheaders")
+    def requestheaders(self, flow: Any) -> None:
+        if _is_ws_upgrade(flow.request):
+            self._chans[flow.id] = _Chan("", "pending-ws")
+        else:
+            self._open_http(flow)
+
+    @_guarded("request")
+    def request(self, flow: Any) -> None:
+        st = self._chans.get(flow.id)
+        if st is None and not _is_ws_upgrade(flow.request):
+            st = self._open_http(flow)  # loaded mid-flow, or requestheaders failed
+        if st is not None and st.kind == "http":
+            self._write_body(st, "c2s", flow.request.raw_content, flow.request.headers, encoding_field=True)
+
+    def _write_body(self, st: _Chan, dir: str, raw: bytes | None, headers: Any, *, encoding_field: bool) -> None:
+        if not raw:
+            return
+        assert self.writer is not None
+        fields: dict[str, Any] = {}
+        body = raw
+        encs = content_encodings(headers.get("content-encoding"))
+        if encs:
+            try:
+                body = decode_body(raw, encs)
+                if encoding_field:
+                    fields["encoding"] = ", ".join(encs)
+            except Exception as e:  # noqa: BLE001 - keep the bytes as sent and say so
+                body = raw
+                fields["flags"] = ["undecoded"]
+                self.writer.error(f"cannot decode {', '.join(encs)} body: {type(e).__name__}: {e}",
+                                  where="addon.decode", ch=st.ch)
+        kept, original = cap_body(body, self.body_cap)
+        if original is not None:
+            fields["truncated"] = original
+        self.writer.msg(st.ch, dir, kept, **fields)
+
+    @_guarded("responseheaders")
+    def responseheaders(self, flow: Any) -> None:
+        st = self._chans.get(flow.id)
+        resp = flow.response
+        if st is None or st.kind == "pending-ws":
+            if resp.status_code == 101 and _is_ws_upgrade(flow.request):
+                return  # websocket_start opens the channel
+            st = self._open_http(flow)
+        if st.kind != "http":
+            return
+        assert self.writer is not None
+        sse = is_sse(resp)
+        encs = content_encodings(resp.headers.get("content-encoding"))
+        fields: dict[str, Any] = {"reason": resp.reason}
+        if sse:
+            fields["sse"] = True
+        if encs:
+            fields["encoding"] = ", ".join(encs)
+        self.writer.response(st.ch, resp.status_code, headers_dict(resp.headers), t=self._t(resp.timestamp_start), **fields)
+        if sse:
+            try:
+                st.sse = _SSEObserver(self, st.ch, encs)
+            except ValueError as e:  # an encoding we cannot decode: stream it through, say so
+                self.writer.error(str(e), where="addon.sse", ch=st.ch)
+                st.stream = _StreamWrap(self, st.ch)
+            else:
+                st.stream = st.sse
+            resp.stream = st.stream.wrap(resp.stream)
+        elif resp.stream:  # streamed by mitmproxy's stream_large_bodies or another addon
+            st.stream = st.collector = _BodyCollector(self, st.ch, self.body_cap)
+            resp.stream = st.collector.wrap(resp.stream)
+
+    @_guarded("response")
+    def response(self, flow: Any) -> None:
+        st = self._chans.get(flow.id)
+        if st is None or st.kind != "http":
+            return
+        resp = flow.response
+        assert self.writer is not None
+        if st.sse is not None:
+            st.sse.finish()
+            nbytes = st.sse.wire_bytes
+        elif st.stream is not None and st.collector is None:
+            nbytes = st.stream.wire_bytes
+        elif st.collector is not None:
+            col = st.collector
+            if col.cut:  # a prefix of the wire bytes (still encoded, if it was)
+                extra = {"flags": ["undecoded"]} if resp.headers.get("content-encoding") else {}
+                self.writer.msg(st.ch, "s2c", bytes(col.buf), truncated=col.wire_bytes, **extra)
+            else:
+                self._write_body(st, "s2c", bytes(col.buf), resp.headers, encoding_field=False)
+            nbytes = col.wire_bytes
+        else:
+            raw = resp.raw_content or b""
+            self._write_body(st, "s2c", raw, resp.headers, encoding_field=False)
+            nbytes = len(raw)
+        req = flow.request
+        start = req.timestamp_start
+        fields: dict[str, Any] = {"status": resp.status_code, "bytes": nbytes}
+        if start and resp.timestamp_start:
+            fields["ttfb"] = round(max(0.0, resp.timestamp_start - start), 6)
+        if start:
+            fields["duration"] = round(max(0.0, (resp.timestamp_end or time.time()) - start), 6)
+        self._chans.pop(flow.id, None)
+        self.writer.close_channel(st.ch, **fields)
+
+    @_guarded("error")
+    def error(self, flow: Any) -> None:
+        st = self._chans.pop(flow.id, None)
+        if st is None:
+            return
+        assert self.writer is not None
+        message = flow.error.msg if flow.error else "unknown error"
+        if st.kind == "pending-ws":
+            self._chans[flow.id] = st = self._open_http(flow)
+            self._chans.pop(flow.id, None)
+        if st.sse is not None:
+            st.sse.finish()
+        if st.kind == "ws":
+            self.writer.close_channel(st.ch, code=None, reason="", by=None, error=message)
+            return
+        fields: dict[str, Any] = {"status": flow.response.status_code if flow.response else None, "error": message}
+        if flow.request.timestamp_start:
+            fields["duration"] = round(max(0.0, time.time() - flow.request.timestamp_start), 6)
+        self.writer.close_channel(st.ch, **fields)
+
+    # --- WebSocket -------------------------------------------------------------------------------------
+    def _open_ws(self, flow: Any) -> _Chan:
+        assert self.writer is not None
+        ch = self.writer.new_channel("ws")
+        req, resp = flow.request, flow.response
+        url = req.url
+        if url.startswith("http"):
+            url = "ws" + url[4:]
+        fields: dict[str, Any] = {"url": url, "headers": headers_dict(req.headers)}
+        if resp is not None:
+            fields["status"] = resp.status_code
+            fields["response_headers"] = headers_dict(resp.headers)
+            sub = resp.headers.get("sec-websocket-protocol")
+            if sub:
+                fields["subprotocol"] = sub
+        self.writer.open(ch, "ws", t=self._t(resp.timestamp_end if resp is not None else None), **fields, **_peers(flow))
+        st = _Chan(ch, "ws")
+        self._chans[flow.id] = st
+        return st
+
+    @_guarded("websocket_start")
+    def websocket_start(self, flow: Any) -> None:
+        self._open_ws(flow)
+
+    @_guarded("websocket_message")
+    def websocket_message(self, flow: Any) -> None:
+        st = self._chans.get(flow.id)
+        if st is None or st.kind != "ws":
+            st = self._open_ws(flow)
+        messages = flow.websocket.messages
+        m = messages[-1]
+        fields: dict[str, Any] = {}
+        if not m.is_text:
+            fields["binary"] = True
+        if m.injected or m.dropped:
+            fields["flags"] = [f for f in ("injected", "dropped") if getattr(m, f)]
+        content = m.content
+        kept, original = cap_body(content, self.body_cap)
+        if original is not None:
+            fields["truncated"] = original
+        assert self.writer is not None
+        self.writer.msg(st.ch, "c2s" if m.from_client else "s2c", kept, **fields)
+        # Written: let mitmproxy forget it (keep the newest for addons after us in this hook).
+        del messages[:-1]
+
+    @_guarded("websocket_end")
+    def websocket_end(self, flow: Any) -> None:
+        st = self._chans.pop(flow.id, None)
+        if st is None or st.kind != "ws":
+            return
+        ws = flow.websocket
+        by = {True: "client", False: "server"}.get(ws.closed_by_client)
+        assert self.writer is not None
+        self.writer.close_channel(st.ch, code=ws.close_code, reason=ws.close_reason or "", by=by)
+
+
+class _StreamWrap:
+    """Base for observers installed as `flow.response.stream`: bytes pass through unchanged.
+
+    A callable some other addon installed first keeps working: we observe what it returns.
+    """
+
+    def __init__(self, addon: WirecapAddon, ch: str) -> None:
+        self.addon = addon
+        self.ch = ch
+        self.wire_bytes = 0
+        self.broken = False
+        self._inner: Callable[[bytes], Any] | None = None
+
+    def wrap(self, previous: Any) -> _StreamWrap:
+        self._inner = previous if callable(previous) else None
+        return self
+
+    def __call__(self, data: bytes) -> Any:
+        out: Any = self._inner(data) if self._inner is not None else data
+        if isinstance(out, bytes):
+            chunks: Iterable[bytes] = (out,)
+        else:
+            out = chunks = list(out)
+        if not self.broken:
+            try:
+                for chunk in chunks:
+                    self.wire_bytes += len(chunk)
+                    if chunk:
+                        self.observe(chunk)
+                if not data:
+                    self.finish()
+            except Exception as e:  # noqa: BLE001 - never let the recorder reach the flow
+                self.broken = True
+                self.report(e)
+        return out
+
+    def observe(self, data: bytes) -> None:
+        pass  # plain pass-through: only counts bytes
+
+    def finish(self) -> None:
+        pass
+
+    def report(self, e: BaseException) -> None:
+        self.addon.errors += 1
+        try:
+            assert self.addon.writer is not None
+            self.addon.writer.error(f"{type(e).__name__}: {e}", where="addon.stream", ch=self.ch)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class _BodyCollector(_StreamWrap):
+    """Keeps a streamed non-SSE body for the record, up to the cap."""
+
+    def __init__(self, addon: WirecapAddon, ch: str, cap: int) -> None:
+        super().__init__(addon, ch)
+        self.cap = cap
+        self.buf = bytearray()
+        self.cut = False
+
+    def observe(self, data: bytes) -> None:
+        if self.cap and len(self.buf) + len(data) > self.cap:
+            self.buf += data[: max(0, self.cap - len(self.buf))]
+            self.cut = True
+        else:
+            self.buf += data
+
+
+class _SSEObserver(_StreamWrap):
+    """Feeds a streamed event-stream body to an SSEParser and writes one `msg` per event, live."""
+
+    def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str]) -> None:
+        super().__init__(addon, ch)
+        self.parser = SSEParser()
+        self.decoder: StreamDecoder | None = StreamDecoder(encodings) if encodings else None
+        self.finished = False
+
+    def observe(self, data: bytes) -> None:
+        if self.decoder is not None:
+            data = self.decoder.feed(data)
+        self._write(self.parser.feed(data))
+
+    def finish(self) -> None:
+        """End of body (or of the flow): flush the decoder and the parser. Idempotent."""
+        if self.finished:
+            return
+        self.finished = True
+        if self.broken:
+            return
+        try:
+            tail = self.decoder.flush() if self.decoder is not None else b""
+            events = self.parser.feed(tail) if tail else []
+            events += self.parser.close()
+            self._write(events)
+        except Exception as e:  # noqa: BLE001
+            self.broken = True
+            self.report(e)
+
+    def _write(self, events: list[Any]) -> None:
+        writer = self.addon.writer
+        assert writer is not None
+        for ev in events:
+            writer.write("msg", None, len(ev.raw), ch=self.ch, dir="s2c", **sse_record_fields(ev))
