@@ -54,7 +54,53 @@ def ensure_ca() -> Path:
     return d
 
 
+def ca_bundle_path() -> Path:
+    """System trust roots plus wirecap's CA, for variables that replace the trust store."""
+    return ca_dir() / "wirecap-ca-bundle.pem"
+
+
+def _system_bundle() -> bytes:
+    import ssl
+
+    candidates = [ssl.get_default_verify_paths().cafile, "/etc/ssl/certs/ca-certificates.crt",
+                  "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"]
+    try:
+        import certifi
+
+        candidates.append(certifi.where())
+    except ImportError:
+        pass
+    for c in candidates:
+        if c and os.path.isfile(c):
+            try:
+                return Path(c).read_bytes()
+            except OSError:
+                continue
+    return b""
+
+
+def ensure_bundle() -> Path:
+    """(Re)build the combined bundle when it is missing or older than the CA."""
+    ensure_ca()
+    bundle, cert = ca_bundle_path(), ca_cert_path()
+    if not bundle.exists() or bundle.stat().st_mtime < cert.stat().st_mtime:
+        system = _system_bundle()
+        tmp = bundle.with_suffix(".tmp")
+        tmp.write_bytes(system + (b"" if system.endswith(b"\n") or not system else b"\n") + cert.read_bytes())
+        os.replace(tmp, bundle)
+    return bundle
+
+
 def ca_env() -> dict[str, str]:
-    """Variables that make Node, Python (requests, ssl), curl-like tools and Codex trust the CA."""
-    cert = str(ca_cert_path())
-    return dict.fromkeys(CA_ENV_VARS, cert)
+    """Variables that make Node (added roots), Python/OpenSSL and Codex (whole bundle) trust the CA.
+
+    SSL_CERT_FILE, REQUESTS_CA_BUNDLE and CODEX_CA_CERTIFICATE replace the trust store, so they get
+    the system roots plus wirecap's CA; NODE_EXTRA_CA_CERTS adds to Node's roots, so it gets the CA.
+    """
+    bundle = str(ensure_bundle())
+    return {
+        "NODE_EXTRA_CA_CERTS": str(ca_cert_path()),
+        "SSL_CERT_FILE": bundle,
+        "REQUESTS_CA_BUNDLE": bundle,
+        "CODEX_CA_CERTIFICATE": bundle,
+    }
