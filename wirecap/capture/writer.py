@@ -296,8 +296,7 @@ class CaptureWriter:
                 records=self.records + 1,
                 bytes=self.bytes,
                 errors=self.errors,
-                duration=round(self.now(), 6),
-                **extra,
+                **{"duration": round(max(self.now(), self._last_t), 6), **extra},
             )
         with self._lock:
             self.closed = True

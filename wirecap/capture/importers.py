@@ -1,0 +1,368 @@
+"""Turn transcripts people already have into capture records (pure converters, no file writing).
+
+Each converter takes the source's bytes (and, for the lab logs, the untrimmed side files) and yields
+`ImportOp`s: records with the source's own absolute time (or None when it has none) and channel
+*tokens* that the writing shell maps to real channel names. Nothing is invented: where a source
+kept only a trimmed copy or a summary, the record says so (`truncated`, `flags: ["summary"]`, `note`).
+
+Kinds:
+- `stdout`: a saved stdout of an agent CLI (`claude -p ... --output-format stream-json > out.jsonl`,
+  codebuddy, codebuff, codex, opencode), one `msg` per line, byte-exact (line ends in `eol`);
+- `claude-session`: a Claude Code session file (`~/.claude/projects/*/<session>.jsonl`), timed by
+  its `timestamp` fields;
+- `ws-frames`: the lab's WebSocket log (`*_ws_frames.jsonl`, untrimmed frames from `*_ws_frames_full/`);
+- `requests`: the lab's HTTP log (`*_requests.jsonl`, full bodies from `*_requests_full/`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from wirecap.errors import WirecapError
+
+KINDS = ("stdout", "claude-session", "ws-frames", "requests")
+
+
+@dataclass
+class ImportOp:
+    """One record to write. `ch` is a token local to the import; `data` is a message's wire bytes."""
+
+    ts: float | None
+    rtype: str
+    ch: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    data: bytes | None = None
+
+
+@dataclass
+class Source:
+    """A source file's bytes and a way to fetch its side files (`*_full/NAME`), both from the shell."""
+
+    name: str
+    data: bytes
+    side: Callable[[str], bytes | None] = lambda name: None
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _split_lines(data: bytes) -> Iterator[tuple[int, bytes, str]]:
+    """(line number, line without its terminator, terminator) for every line; `\\n` splits only."""
+    start = 0
+    n = len(data)
+    lineno = 0
+    while start < n:
+        lineno += 1
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield lineno, data[start:], ""
+            return
+        line = data[start:end]
+        if line.endswith(b"\r"):
+            yield lineno, line[:-1], "\r\n"
+        else:
+            yield lineno, line, "\n"
+        start = end + 1
+
+
+def _json_lines(src: Source) -> Iterator[tuple[int, Any]]:
+    for lineno, line, _eol in _split_lines(src.data):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, orjson.loads(line)
+        except orjson.JSONDecodeError as e:
+            raise WirecapError(f"{src.name}:{lineno}: invalid JSON ({str(e).split(':')[0]})") from None
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """Epoch seconds from an ISO 8601 string or an epoch number (seconds or milliseconds)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        v = float(value)
+        return v / 1000.0 if v > 1e11 else v
+    if isinstance(value, str) and value:
+        try:
+            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def iso(ts: float) -> str:
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_TRIM_RE = re.compile(r"\.\.\.\[\+\d+ (?:chars|items)\]$")
+
+
+def _was_trimmed(value: Any) -> bool:
+    """True when the lab logger's `trim()` cut something inside `value`."""
+    if isinstance(value, str):
+        return _TRIM_RE.search(value) is not None
+    if isinstance(value, list):
+        return any(_was_trimmed(v) for v in value)
+    if isinstance(value, dict):
+        return any(_was_trimmed(v) for v in value.values())
+    return False
+
+
+def _rebuild(value: Any, length: int) -> bytes | None:
+    """The wire bytes of a logged JSON value, when one usual serialization has exactly `length` chars.
+
+    The lab logs keep the parsed value and the original length; Python servers send `json.dumps`
+    (`, ` and `: `), JavaScript clients `JSON.stringify` (compact). A match on length with an
+    untrimmed value is taken as the original; anything else is not guessed.
+    """
+    if _was_trimmed(value):
+        return None
+    for text in (json.dumps(value), json.dumps(value, separators=(",", ":"), ensure_ascii=False),
+                 json.dumps(value, ensure_ascii=False)):
+        if len(text) == length:
+            return text.encode("utf-8")
+    return None
+
+
+# --- dialect hints for stdout JSONL ---------------------------------------------------------------
+
+def guess_dialect(first: list[Any]) -> str | None:
+    """Which agent CLI printed these JSON lines (a hint for the decoders; None when unsure)."""
+    for obj in first:
+        if not isinstance(obj, dict):
+            continue
+        t = obj.get("type")
+        if isinstance(obj.get("kind"), str) and obj["kind"] in ("event", "chunk", "result"):
+            return "codebuff-events"
+        if isinstance(t, str) and t.split(".")[0] in ("thread", "turn", "item") and "." in t:
+            return "codex-exec"
+        if "sessionID" in obj and isinstance(obj.get("part"), dict):
+            return "opencode"
+        if t == "system" and obj.get("subtype") == "init":
+            if "codebuddy" in str(obj.get("apiKeySource", "")).lower() or "__timestamp" in obj:
+                return "codebuddy"
+            return "claude-code"
+        if "__timestamp" in obj:
+            return "codebuddy"
+        if t in ("assistant", "user", "result", "stream_event"):
+            return "claude-code"
+    return None
+
+
+def detect_kind(src: Source) -> str:
+    """Which of KINDS a source is, from its name and first lines."""
+    name = src.name
+    if name.endswith("_ws_frames.jsonl"):
+        return "ws-frames"
+    if name.endswith("_requests.jsonl"):
+        return "requests"
+    objs: list[Any] = []
+    for _lineno, line, _eol in _split_lines(src.data[: 1 << 20]):
+        if len(objs) >= 8:
+            break
+        try:
+            objs.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            break
+    dicts = [o for o in objs if isinstance(o, dict)]
+    if dicts and all({"conn", "dir", "frame"} <= set(o) for o in dicts):
+        return "ws-frames"
+    if dicts and all({"method", "path", "body_len"} <= set(o) for o in dicts):
+        return "requests"
+    if any({"sessionId", "uuid", "timestamp"} <= set(o) for o in dicts):
+        return "claude-session"
+    return "stdout"
+
+
+# --- converters ------------------------------------------------------------------------------------
+
+def from_stdout(src: Source, *, dialect: str | None = None, session: bool = False) -> Iterator[ImportOp]:
+    """A process and its stdout pipe, one message per line, byte-exact; timed by the lines' own
+    `timestamp` / `__timestamp` fields when they have them (else no timing: t stays 0)."""
+    if dialect is None:
+        first: list[Any] = []
+        for _lineno, line, _eol in _split_lines(src.data[: 1 << 20]):
+            if len(first) >= 8:
+                break
+            try:
+                first.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                continue
+        dialect = ("claude-code-session" if session else guess_dialect(first))
+    lines = list(_split_lines(src.data))
+    times: list[float | None] = []
+    last: float | None = None
+    for _lineno, line, _eol in lines:
+        ts = None
+        if line[:1] == b"{":
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                obj = None
+            if isinstance(obj, dict):
+                ts = parse_timestamp(obj.get("timestamp", obj.get("__timestamp")))
+        if ts is not None and (last is None or ts >= last):
+            last = ts
+        times.append(last)
+    first_ts = next((t for t in times if t is not None), None)
+    proc_open: dict[str, Any] = {"kind": "process", "argv": [], "imported": True}
+    pipe_open: dict[str, Any] = {"kind": "pipe", "proc": "proc", "stream": "stdout"}
+    if dialect:
+        pipe_open["dialect"] = dialect
+    yield ImportOp(first_ts, "open", "proc", proc_open)
+    yield ImportOp(first_ts, "open", "stdout", pipe_open)
+    nbytes = 0
+    for (_lineno, line, eol), ts in zip(lines, times, strict=True):
+        fields: dict[str, Any] = {}
+        if eol != "\n":
+            fields["eol"] = eol
+        nbytes += len(line) + len(eol)
+        yield ImportOp(ts if ts is not None else first_ts, "msg", "stdout", {"dir": "s2c", **fields}, line)
+    end_ts = last if last is not None else first_ts
+    yield ImportOp(end_ts, "close", "stdout", {"bytes": nbytes, "lines": len(lines)})
+    yield ImportOp(end_ts, "close", "proc", {})
+
+
+def from_ws_frames(src: Source) -> Iterator[ImportOp]:
+    """One `ws` channel per logged connection, timed by the log's `ts`."""
+    stem = src.name.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    opened: set[str] = set()
+    for lineno, rec in _json_lines(src):
+        if not isinstance(rec, dict) or "conn" not in rec or "dir" not in rec:
+            raise WirecapError(f"{src.name}:{lineno}: not a WebSocket frame log line (no conn/dir)")
+        token = f"ws:{rec['conn']}"
+        ts = parse_timestamp(rec.get("ts"))
+        d = rec["dir"]
+        frame = rec.get("frame")
+        if d == "open":
+            headers = frame.get("headers", {}) if isinstance(frame, dict) else {}
+            headers = {str(k).lower(): str(v) for k, v in headers.items()}
+            host = headers.get("host", "127.0.0.1")
+            opened.add(token)
+            yield ImportOp(ts, "open", token, {"kind": "ws", "url": f"ws://{host}{rec.get('path') or '/'}",
+                                               "headers": headers})
+            continue
+        if token not in opened:
+            opened.add(token)
+            yield ImportOp(ts, "open", token, {"kind": "ws", "url": "ws://unknown/", "headers": {},
+                                               "note": "the log has no open line for this connection"})
+        if d == "close":
+            yield ImportOp(ts, "close", token, {"code": None, "reason": None, "by": None})
+            continue
+        if d not in ("c2s", "s2c"):
+            raise WirecapError(f"{src.name}:{lineno}: unknown frame direction {d!r}")
+        length = int(rec.get("len") or 0)
+        full = src.side(f"{stem}_full/{d}_{int(rec['seq']):03d}.json")
+        if full is not None:
+            yield ImportOp(ts, "msg", token, {"dir": d}, full)
+            continue
+        if isinstance(frame, dict) and set(frame) == {"raw"} and isinstance(frame["raw"], str):
+            raw = frame["raw"]  # a frame that was not JSON, logged as text
+            if len(raw) == length:
+                yield ImportOp(ts, "msg", token, {"dir": d}, raw.encode("utf-8"))
+            else:
+                yield ImportOp(ts, "msg", token, {"dir": d, "truncated": length,
+                                                  "note": "trimmed by the source log"}, raw.encode("utf-8"))
+            continue
+        exact = _rebuild(frame, length)
+        if exact is not None:
+            yield ImportOp(ts, "msg", token, {"dir": d}, exact)
+        else:
+            yield ImportOp(ts, "msg", token, {"dir": d, "truncated": length, "note": "trimmed by the source log"},
+                           orjson.dumps(frame))
+
+
+def from_requests(src: Source) -> Iterator[ImportOp]:
+    """One `http` channel per logged request: open, request body, response head and what the log
+    kept of the response (a full JSON answer, or only the fake's summary of an event stream)."""
+    stem = src.name.rsplit("/", 1)[-1].removesuffix(".jsonl")
+    for lineno, rec in _json_lines(src):
+        if not isinstance(rec, dict) or "method" not in rec or "path" not in rec:
+            raise WirecapError(f"{src.name}:{lineno}: not an HTTP request log line (no method/path)")
+        token = f"http:{rec.get('seq', lineno)}"
+        ts = parse_timestamp(rec.get("ts"))
+        headers = rec.get("headers") if isinstance(rec.get("headers"), dict) else {}
+        headers = {str(k).lower(): str(v) for k, v in headers.items()}
+        host = headers.get("host", "127.0.0.1")
+        method = str(rec["method"])
+        yield ImportOp(ts, "open", token, {"kind": "http", "method": method,
+                                           "url": f"http://{host}{rec['path']}", "headers": headers})
+        body_len = int(rec.get("body_len") or 0)
+        if body_len:
+            body = rec.get("body")
+            full = src.side(f"{stem}_full/req_{int(rec.get('seq', lineno)):03d}.json")
+            if full is not None:
+                yield ImportOp(ts, "msg", token, {"dir": "c2s"}, full)
+            else:
+                exact = body.encode("utf-8") if isinstance(body, str) and len(body) == body_len else None
+                if exact is None and not isinstance(body, str):
+                    exact = _rebuild(body, body_len)
+                if exact is not None:
+                    yield ImportOp(ts, "msg", token, {"dir": "c2s"}, exact)
+                else:
+                    data = body.encode("utf-8") if isinstance(body, str) else orjson.dumps(body)
+                    yield ImportOp(ts, "msg", token, {"dir": "c2s", "truncated": body_len,
+                                                      "note": "trimmed by the source log"}, data)
+        status = rec.get("status")
+        resp = rec.get("response")
+        if not isinstance(status, int):
+            yield ImportOp(ts, "close", token, {"status": None})
+            continue
+        streamed = isinstance(resp, dict) and resp.get("stream") is True
+        head: dict[str, Any] = {"status": status, "headers": {},
+                                "note": "imported from a wire log: response headers were not logged"}
+        if streamed:
+            head["sse"] = True
+            head["note"] = ("imported from a wire log that kept only a summary of this event stream: "
+                            "no events recorded")
+        yield ImportOp(ts, "response", token, head)
+        if resp is not None and method != "HEAD":
+            if streamed or _was_trimmed(resp):
+                what = "summary of the event stream" if streamed else "trimmed copy of the body"
+                yield ImportOp(ts, "msg", token, {"dir": "s2c", "flags": ["summary"],
+                                                  "note": f"the source log's {what}, not the wire bytes"},
+                               orjson.dumps(resp))
+            else:
+                # The lab's fakes answer with json.dumps(obj): that is the body they sent.
+                yield ImportOp(ts, "msg", token, {"dir": "s2c"}, json.dumps(resp).encode("utf-8"))
+        yield ImportOp(ts, "close", token, {"status": status})
+
+
+def convert(src: Source, kind: str | None = None, *, dialect: str | None = None) -> tuple[str, list[ImportOp]]:
+    """(kind, ops) for one source; `kind` None auto-detects."""
+    kind = kind or detect_kind(src)
+    if kind == "stdout":
+        ops = list(from_stdout(src, dialect=dialect))
+    elif kind == "claude-session":
+        ops = list(from_stdout(src, dialect=dialect, session=True))
+    elif kind == "ws-frames":
+        ops = list(from_ws_frames(src))
+    elif kind == "requests":
+        ops = list(from_requests(src))
+    else:
+        raise WirecapError(f"unknown import kind {kind!r} (one of {', '.join(KINDS)})")
+    last: float | None = None
+    for op in ops:  # a source's clock never runs backwards in the capture
+        if op.ts is not None:
+            if last is not None and op.ts < last:
+                op.ts = last
+            last = op.ts
+    return kind, ops
+
+
+def merge(op_lists: list[list[ImportOp]]) -> tuple[float | None, list[ImportOp]]:
+    """One timeline from several sources: untimed records first (in order), then timed ones by time.
+
+    Returns the earliest source time (the capture's `created`, None when no source had timing) and
+    the ops in writing order. The sort is stable, so one source's own order is never changed.
+    """
+    untimed = [op for ops in op_lists for op in ops if op.ts is None]
+    timed = sorted((op for ops in op_lists for op in ops if op.ts is not None), key=lambda op: op.ts)  # type: ignore[arg-type, return-value]
+    t0 = timed[0].ts if timed else None
+    return t0, untimed + timed

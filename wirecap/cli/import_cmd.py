@@ -1,0 +1,120 @@
+"""`wirecap import SRC... -o CAP`: turn transcripts people already have into one capture."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from wirecap.capture.importers import KINDS, ImportOp, Source, convert, iso, merge
+from wirecap.capture.payload import encode_payload
+from wirecap.capture.writer import CaptureWriter, default_origin
+from wirecap.cli.common import make_redactor, redaction_options
+from wirecap.errors import WirecapError
+
+_PREFIX = {"ws": "ws", "http": "http", "process": "proc"}
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise WirecapError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise WirecapError(f"{path}: is a directory, not a transcript") from None
+    except OSError as e:
+        raise WirecapError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def _side_reader(path: str):  # type: ignore[no-untyped-def]
+    folder = os.path.dirname(os.path.abspath(path))
+
+    def side(name: str) -> bytes | None:
+        p = os.path.join(folder, name)
+        if not os.path.isfile(p):
+            return None
+        return _read(p)
+
+    return side
+
+
+def write_ops(writer: CaptureWriter, t0: float | None, ops: list[ImportOp]) -> dict[str, str]:
+    """Write merged ops; returns the channel token -> channel name map."""
+    names: dict[str, str] = {}
+    for op in ops:
+        t = 0.0 if op.ts is None or t0 is None else max(op.ts - t0, 0.0)
+        fields = dict(op.fields)
+        if op.rtype == "open":
+            kind = fields.get("kind")
+            prefix = _PREFIX.get(kind, fields.get("stream", "ch")) if kind != "pipe" else fields["stream"]
+            names[op.ch] = writer.new_channel(prefix)  # type: ignore[index]
+            if "proc" in fields:
+                fields["proc"] = names.get(fields["proc"], fields["proc"])
+        ch = names.get(op.ch, op.ch) if op.ch else None
+        if ch is not None:
+            fields["ch"] = ch
+        if op.rtype == "msg":
+            data = op.data or b""
+            nbytes = int(fields["truncated"]) if "truncated" in fields else len(data)
+            writer.write("msg", t, nbytes, **{"ch": fields.pop("ch"), "dir": fields.pop("dir"),
+                                              **encode_payload(data), **fields})
+        else:
+            writer.write(op.rtype, t, **fields)
+    return names
+
+
+@click.command("import")
+@click.argument("sources", metavar="SRC...", nargs=-1, required=True)
+@click.option("-o", "--output", "output", required=True, metavar="CAP", help="The capture to write.")
+@click.option("--kind", type=click.Choice(KINDS),
+              help="What the sources are (default: detected per file from its name and first lines).")
+@click.option("--dialect", metavar="NAME",
+              help="Dialect hint for stdout transcripts (default: guessed: claude-code, codebuddy, "
+                   "codebuff-events, codex-exec, opencode).")
+@click.option("--force", is_flag=True, help="Replace CAP if it exists.")
+@redaction_options
+def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: str | None, force: bool,
+            no_redact: bool, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+    """Make the capture CAP from transcripts you already have.
+
+    \b
+    Sources (detected, or forced with --kind):
+      stdout          a saved stdout JSONL of an agent CLI (claude/codebuddy stream-json,
+                      codebuff, codex exec --json, opencode run --format json), or any text
+      claude-session  a Claude Code session file (~/.claude/projects/*/SESSION.jsonl)
+      ws-frames       a lab WebSocket log (*_ws_frames.jsonl; untrimmed *_ws_frames_full/)
+      requests        a lab HTTP log (*_requests.jsonl; full bodies from *_requests_full/)
+
+    Lines and bodies are kept byte for byte; timing is kept where the source has it. What a
+    source did not keep is not invented: trimmed copies carry `truncated`, summaries
+    `flags: ["summary"]`. Secrets are redacted unless --no-redact.
+    """
+    redactor = make_redactor(no_redact, redact_keys, redact_patterns)
+    converted: list[list[ImportOp]] = []
+    imported_from: list[dict[str, Any]] = []
+    for path in sources:
+        src = Source(name=path, data=_read(path), side=_side_reader(path))
+        k, ops = convert(src, kind, dialect=dialect)
+        converted.append(ops)
+        entry: dict[str, Any] = {"path": path, "kind": k, "bytes": len(src.data)}
+        if any("truncated" in op.fields for op in ops):
+            entry["note"] = "some bodies/frames were trimmed by the source log (records marked truncated)"
+        if any("summary" in (op.fields.get("flags") or ()) for op in ops):
+            entry["summary"] = "some responses are the log's summaries, not wire bytes (flags: summary)"
+        if all(op.ts is None for op in ops):
+            entry["timing"] = "none (the source has no timestamps; t is 0)"
+        imported_from.append(entry)
+    t0, ops = merge(converted)
+    origin = default_origin("import")
+    origin["imported_from"] = {"sources": imported_from}
+    extra = {"created": iso(t0)} if t0 is not None else None
+    writer = CaptureWriter(output, origin=origin, redactor=redactor, force=force, extra_header=extra)
+    try:
+        write_ops(writer, t0, ops)
+    finally:
+        writer.close()
+    n = sum(1 for op in ops if op.rtype == "msg")
+    click.echo(f"wirecap: wrote {output}: {writer.records} records, {n} messages from {len(sources)} source(s)",
+               err=True)
