@@ -1,0 +1,438 @@
+"""`replay serve`: one asyncio HTTP/1.1 front on one port for every recorded channel.
+
+Plain requests are matched (method, path, normalized body) against the recorded HTTP exchanges and
+get the recorded status, headers and body; SSE bodies are streamed event by event, each one's exact
+bytes at its recorded time. A WebSocket upgrade is handed to `ws_server`. Unmatched traffic fails
+loudly: HTTP 599 with a JSON body (WebSocket: close 1011), and the mismatch goes to `on_mismatch`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from wirecap.capture.payload import payload_bytes
+from wirecap.capture.sse import sse_event_bytes
+from wirecap.errors import WirecapError
+from wirecap.replay.match import Mismatch, comparable
+from wirecap.replay.pool import ScriptPool
+from wirecap.replay.rewrite import Correlator, rewrite_record
+from wirecap.replay.script import ChannelScript, load_scripts
+from wirecap.replay.timing import Pacer
+from wirecap.replay.ws_server import hand_off, make_ws_server, play_ws
+
+# Headers that describe one hop or the recorded encoding, never the replayed body.
+DROP_HEADERS = frozenset({
+    "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+    "content-length", "content-encoding", "proxy-authenticate",
+})
+MAX_HEAD = 256 * 1024
+MISMATCH_STATUS = 599
+
+
+class _Closed(Exception):
+    pass
+
+
+class _Conn(asyncio.Protocol):
+    """A TCP connection read as a byte buffer, so its first bytes can still go to websockets."""
+
+    def __init__(self, server: ReplayServer) -> None:
+        self.server = server
+        self.buf = bytearray()
+        self.eof = False
+        self.transport: asyncio.Transport | None = None
+        self._wake: asyncio.Event = asyncio.Event()
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self.task: asyncio.Task[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.server._conns.add(self)
+        self.task = asyncio.get_running_loop().create_task(self.server._serve_conn(self))
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        self._wake.set()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake.set()
+        return True  # keep the transport: a response may still be on its way
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self._wake.set()
+        self._can_write.set()
+        self.server._conns.discard(self)
+
+    def pause_writing(self) -> None:
+        self._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self._can_write.set()
+
+    async def _more(self) -> None:
+        if self.eof:
+            raise _Closed
+        self._wake.clear()
+        await self._wake.wait()
+
+    async def read_until(self, sep: bytes, limit: int) -> bytes | None:
+        """Bytes up to and including `sep`; None at a clean EOF before any byte."""
+        while True:
+            i = self.buf.find(sep)
+            if i >= 0:
+                out = bytes(self.buf[: i + len(sep)])
+                del self.buf[: i + len(sep)]
+                return out
+            if len(self.buf) > limit:
+                raise ValueError("request head too large")
+            if self.eof and not self.buf:
+                return None
+            await self._more()
+
+    async def read_exact(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            await self._more()
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    def take_buffer(self) -> bytes:
+        out = bytes(self.buf)
+        self.buf.clear()
+        return out
+
+    async def write(self, data: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            raise _Closed
+        self.transport.write(data)
+        if not self._can_write.is_set():
+            await self._can_write.wait()
+
+
+def parse_head(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]]:
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        raise ValueError(f"bad request line {lines[0][:80]!r}")
+    headers: list[tuple[str, str]] = []
+    for line in lines[1:]:
+        if not line:
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise ValueError(f"bad header line {line[:80]!r}")
+        headers.append((name.strip().lower(), value.strip()))
+    return parts[0].upper(), parts[1], parts[2], headers
+
+
+async def read_body(c: _Conn, headers: dict[str, str]) -> bytes:
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        out = bytearray()
+        while True:
+            line = await c.read_until(b"\r\n", 1024)
+            if line is None:
+                raise _Closed
+            size = int(line.split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while True:  # trailers, up to the blank line
+                    t = await c.read_until(b"\r\n", MAX_HEAD)
+                    if t in (None, b"\r\n"):
+                        break
+                return bytes(out)
+            out += await c.read_exact(size)
+            await c.read_exact(2)
+    n = int(headers.get("content-length", "0") or 0)
+    return await c.read_exact(n) if n else b""
+
+
+class ReplayServer:
+    """Plays the server side of a capture's network channels. Start it inside a running loop."""
+
+    def __init__(self, scripts: list[ChannelScript], *, speed: float = 1.0, max_wait: float | None = None,
+                 strict: bool = True, loop: bool = False, ignore: list[str] | tuple[str, ...] = (),
+                 on_mismatch: Callable[[Mismatch], None] | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
+        self.pool = ScriptPool(scripts, ignore=ignore, loop=loop)
+        self.pacer = Pacer(speed, max_wait)
+        self.strict = strict
+        self.on_mismatch = on_mismatch
+        self._log = log
+        self.mismatches: list[Mismatch] = []
+        self._conns: set[_Conn] = set()
+        self._server: asyncio.Server | None = None
+        self.port = 0
+        self.host = "127.0.0.1"
+
+    @classmethod
+    def from_capture(cls, path: str, **kwargs: Any) -> ReplayServer:
+        _header, scripts = load_scripts(path)
+        if not scripts:
+            raise WirecapError(f"{path}: no WebSocket or HTTP channel to replay")
+        return cls(scripts, **kwargs)
+
+    # --- reporting ------------------------------------------------------------------------------
+    def log(self, text: str) -> None:
+        if self._log is not None:
+            self._log(text)
+
+    def mismatch(self, mm: Mismatch) -> None:
+        self.mismatches.append(mm)
+        if self.on_mismatch is not None:
+            self.on_mismatch(mm)
+
+    # --- life cycle -----------------------------------------------------------------------------
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        loop = asyncio.get_running_loop()
+        self.ws = make_ws_server(self)
+        try:
+            self._server = await loop.create_server(lambda: _Conn(self), host, port, reuse_address=True)
+        except OSError as e:
+            raise WirecapError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        self.ws.server = self._server  # lets websockets' own close() and is_serving() work
+        self.host = host
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        for c in list(self._conns):
+            if c.transport is not None:
+                c.transport.abort()
+        self.ws.close(close_connections=True)
+        try:
+            async with asyncio.timeout(5):
+                await self.ws.wait_closed()
+        except TimeoutError:
+            pass
+
+    # --- connections ----------------------------------------------------------------------------
+    async def _serve_conn(self, c: _Conn) -> None:
+        handed_off = False
+        try:
+            while True:
+                head = await c.read_until(b"\r\n\r\n", MAX_HEAD)
+                if head is None:
+                    return
+                try:
+                    method, target, version, hlist = parse_head(head)
+                except ValueError as e:
+                    await c.write(_plain(400, str(e)))
+                    return
+                headers = _join(hlist)
+                if (headers.get("upgrade", "").lower() == "websocket"
+                        and "upgrade" in headers.get("connection", "").lower()):
+                    assert c.transport is not None
+                    handed_off = True
+                    self._conns.discard(c)
+                    hand_off(self.ws, c.transport, head + c.take_buffer(), self.pool.subprotocols())
+                    return
+                body = await read_body(c, headers)
+                keep = await self._http(c, method, target, version, headers, body)
+                if not keep:
+                    return
+        except (_Closed, ConnectionError):
+            return
+        except ValueError as e:
+            try:
+                await c.write(_plain(400, str(e)))
+            except (_Closed, ConnectionError):
+                pass
+        except Exception as e:  # noqa: BLE001 - keep serving other connections
+            self.log(f"http connection failed: {e!r}")
+        finally:
+            if not handed_off and c.transport is not None:
+                c.transport.close()
+
+    async def ws_session(self, conn: Any) -> None:
+        path = urlsplit(conn.request.path).path or "/"
+        script = self.pool.take_ws(path)
+        if script is None:
+            mm = Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}")
+            self.mismatch(mm)
+            await conn.close(1011, "wirecap replay: no recorded WebSocket channel left at " + path[:60])
+            return
+        self.log(f"{script.ch}: live WebSocket connection at {path}")
+        await play_ws(self, conn, script)
+
+    async def _http(self, c: _Conn, method: str, target: str, version: str, headers: dict[str, str],
+                    body: bytes) -> bool:
+        path = urlsplit(target).path or "/"
+        keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
+        script, mm = self.pool.take_http(method, path, body, strict=self.strict)
+        if mm is not None:
+            self.mismatch(mm)
+        if script is None:
+            assert mm is not None
+            data = orjson.dumps(mm.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+            await c.write(_head(MISMATCH_STATUS, "Replay Mismatch", [
+                ("content-type", "application/json"), ("content-length", str(len(data))),
+                ("x-wirecap-replay", "mismatch")], keep) + data)
+            return keep
+        self.log(f"{script.ch}: {method} {target}")
+        corr = Correlator()
+        if script.request_body and body:
+            from wirecap.capture.payload import encode_payload
+
+            corr.learn(comparable(script.request_body[0]), comparable(encode_payload(body)))
+        await self._respond(c, script, method, version, keep, corr)
+        return keep
+
+    async def _respond(self, c: _Conn, script: ChannelScript, method: str, version: str, keep: bool,
+                       corr: Correlator) -> None:
+        loop = asyncio.get_running_loop()
+        anchor = loop.time()
+        resp = script.response or {}
+        status = int(resp.get("status") or (script.close or {}).get("status") or 200)
+        replies = [r for s in script.steps for r in s.replies]
+        chunks = [_body_bytes(rewrite_record(corr, r.record)) for r in replies]
+        due = self.pacer.schedule([script.response_offset] + [r.offset for r in replies])
+        headers = _response_headers(resp.get("headers") or {})
+        no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
+        streamed = bool(script.sse) or len(chunks) > 1
+        chunked = False
+        if no_body:
+            headers.append(("content-length", str(sum(map(len, chunks)))))
+        elif streamed and version == "HTTP/1.1":
+            headers.append(("transfer-encoding", "chunked"))
+            chunked = True
+        elif streamed:
+            keep = False
+        else:
+            headers.append(("content-length", str(sum(map(len, chunks)))))
+        await _sleep_until(loop, anchor + due[0])
+        reason = resp.get("reason") or _reason(status)
+        head = _head(status, reason, headers, keep)
+        if no_body:
+            await c.write(head)
+            return
+        if not streamed:
+            await _sleep_until(loop, anchor + due[-1])
+            await c.write(head + b"".join(chunks))
+            return
+        await c.write(head)
+        for data, d in zip(chunks, due[1:], strict=True):
+            await _sleep_until(loop, anchor + d)
+            if chunked:
+                if data:
+                    await c.write(b"%x\r\n%s\r\n" % (len(data), data))
+            else:
+                await c.write(data)
+        if chunked:
+            await c.write(b"0\r\n\r\n")
+        if not keep and c.transport is not None:
+            c.transport.close()
+
+
+async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
+    wait = when - loop.time()
+    if wait > 0.0005:
+        await asyncio.sleep(wait)
+
+
+def _body_bytes(rec: dict[str, Any]) -> bytes:
+    if "sse" in rec:
+        return sse_event_bytes(rec)
+    return payload_bytes(rec)
+
+
+def _join(hlist: list[tuple[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in hlist:
+        out[k] = f"{out[k]}, {v}" if k in out else v
+    return out
+
+
+def _response_headers(recorded: dict[str, str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for k, v in recorded.items():
+        if k.lower() in DROP_HEADERS:
+            continue
+        for part in (str(v).split("\n") if k.lower() == "set-cookie" else [str(v)]):
+            out.append((k, part))
+    return out
+
+
+def _reason(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+def _head(status: int, reason: str, headers: list[tuple[str, str]], keep: bool) -> bytes:
+    lines = [f"HTTP/1.1 {status} {reason}"]
+    lines += [f"{k}: {v}" for k, v in headers]
+    lines.append("connection: keep-alive" if keep else "connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def _plain(status: int, text: str) -> bytes:
+    data = (text + "\n").encode("utf-8")
+    return _head(status, _reason(status), [("content-type", "text/plain; charset=utf-8"),
+                                           ("content-length", str(len(data)))], False) + data
+
+
+class ThreadedReplayServer:
+    """A ReplayServer on its own event loop in a daemon thread (for tests and the pytest fixture)."""
+
+    def __init__(self, server: ReplayServer, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.server = server
+        self._host, self._port = host, port
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="wirecap-replay", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self.server.start(self._host, self._port))
+        except BaseException as e:  # noqa: BLE001 - handed to the starting thread
+            self._error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self.server.stop())
+        self._loop.close()
+
+    def start(self, timeout: float = 10) -> int:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise WirecapError("replay server did not start in time")
+        if self._error is not None:
+            raise self._error
+        return self.server.port
+
+    def stop(self, timeout: float = 10) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+
+    def __enter__(self) -> ThreadedReplayServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def print_mismatch(mm: Mismatch) -> None:
+    print(mm.report(), file=sys.stderr, flush=True)

@@ -1,0 +1,256 @@
+"""Order-aware, normalized matching of a live client message against the recorded one.
+
+"Same message" ignores what changes from run to run: the dialect's volatile fields (from
+`wirecap.dialects.volatile_paths` when that registry knows the dialect, plus the minimal defaults
+below), the user's `--ignore PATH`s, and the fingerprints of redaction placeholders (a live secret
+matches any recorded placeholder of the same key). On a mismatch the closest recorded candidate and
+a field-level diff say exactly what differed. Sans-I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from wirecap.analysis.normalize import MISSING, Normalizer, field_diffs
+from wirecap.capture.payload import payload_bytes
+from wirecap.replay.script import ChannelScript
+
+CODEBUFF_WS = "codebuff-ws"
+
+# Kept here until every dialect ships `volatile_paths`; the union of both is used.
+DEFAULT_VOLATILE: dict[str, tuple[str, ...]] = {
+    CODEBUFF_WS: (
+        "txid",
+        "data.promptId",
+        "data.userInputId",
+        "data.requestId",
+        "data.fingerprintId",
+        "data.authToken",
+        "data.clientSessionId",
+        "**.timestamp",
+        "**.lastReadTime",
+    ),
+    "anthropic": ("metadata.user_id",),
+    "openai": ("user", "metadata.user_id"),
+}
+
+# Placeholders of secrets: the live value is the secret itself, never the placeholder.
+SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
+
+
+def channel_dialect(script: ChannelScript) -> str | None:
+    """The channel's dialect: the open record's hint, the registry's detection, or a shape guess."""
+    hint = script.open.get("dialect")
+    if isinstance(hint, str) and hint:
+        return hint
+    first = [m for s in script.steps[:3] for m in ([s.client] if s.client else []) + [r.record for r in s.replies[:2]]]
+    try:
+        from wirecap.dialects import detect_channel  # type: ignore[attr-defined]
+
+        name, _why = detect_channel(script.open, first)
+        if name:
+            return name
+    except Exception:  # noqa: BLE001 - the registry is optional; fall back to the shape guess
+        pass
+    return _guess(script, first)
+
+
+def _guess(script: ChannelScript, first: list[dict[str, Any]]) -> str | None:
+    if script.kind == "ws":
+        for m in first:
+            v = m.get("json")
+            if isinstance(v, dict) and v.get("type") in ("action", "ack", "ping") and (
+                    "txid" in v or isinstance(v.get("data"), dict)):
+                return CODEBUFF_WS
+        return None
+    path = script.path
+    if path.endswith("/messages") or path.endswith("/messages/count_tokens"):
+        return "anthropic"
+    if path.endswith("/chat/completions") or path.endswith("/responses"):
+        return "openai"
+    return None
+
+
+def volatile_for(dialect: str | None) -> list[str]:
+    """Default volatile paths of a dialect: the registry's and ours."""
+    paths: list[str] = list(SECRET_VALUE_PATHS)
+    if dialect is None:
+        return paths
+    try:
+        from wirecap.dialects import volatile_paths  # type: ignore[attr-defined]
+
+        paths.extend(volatile_paths(dialect))
+    except Exception:  # noqa: BLE001 - registry absent or dialect unknown to it
+        pass
+    for name, extra in DEFAULT_VOLATILE.items():
+        if dialect == name or dialect.startswith(name):
+            paths.extend(extra)
+    return list(dict.fromkeys(paths))
+
+
+def comparable(record: dict[str, Any] | None) -> Any:
+    """What is compared of a message: its JSON value, else its text (binary as bytes)."""
+    if record is None:
+        return None
+    if "json" in record:
+        return record["json"]
+    if "text" in record:
+        return record["text"]
+    return payload_bytes(record)
+
+
+def describe(value: Any) -> str:
+    """A short name for a message: `action user-input`, `ack`, `{"model": ...}`, `text 'abc'`."""
+    if value is None:
+        return "no body"
+    if isinstance(value, dict):
+        kind = value.get("type")
+        data = value.get("data")
+        sub = data.get("type") if isinstance(data, dict) else None
+        if isinstance(kind, str):
+            return f"{kind} {sub}" if isinstance(sub, str) else kind
+        keys = ", ".join(list(value)[:4])
+        return "{" + keys + (", ..." if len(value) > 4 else "") + "}"
+    text = value if isinstance(value, str) else repr(value)
+    return "text " + repr(text[:40])
+
+
+def _short(v: Any, n: int = 60) -> str:
+    if v is MISSING:
+        return "(absent)"
+    try:
+        s = orjson.dumps(v).decode("utf-8")
+    except TypeError:
+        s = repr(v)
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+@dataclass
+class Mismatch:
+    """A live client message that matched no recorded one (or not the one expected next)."""
+
+    ch: str
+    index: int  # 1-based number of the live client message on its channel
+    live: Any
+    candidate_seq: int | None
+    candidate: Any
+    diffs: list[tuple[str, Any, Any]] = field(default_factory=list)  # (path, recorded, live)
+    what: str = "message"
+    expected_seq: int | None = None
+
+    def reason(self) -> str:
+        """One line: the message, the candidate and the first differing field."""
+        head = f"{self.what} #{self.index} ({describe(self.live)}) on {self.ch}"
+        if self.candidate_seq is None:
+            return f"{head}: no recorded {self.what} left to match"
+        if not self.diffs and self.expected_seq not in (None, self.candidate_seq):
+            return (f"{head} matches recorded seq {self.candidate_seq}, out of order: "
+                    f"recorded seq {self.expected_seq} was expected first")
+        s = f"{head} does not match recorded seq {self.candidate_seq} ({describe(self.candidate)})"
+        if self.diffs:
+            p, old, new = self.diffs[0]
+            s += f": {p}: recorded {_short(old, 40)}, live {_short(new, 40)}"
+            if len(self.diffs) > 1:
+                s += f" (+{len(self.diffs) - 1} more)"
+        return s
+
+    def report(self) -> str:
+        """Several lines for stderr: the reason, then every differing field."""
+        lines = ["replay mismatch: " + self.reason()]
+        if self.candidate_seq is not None:
+            lines.append(f"  closest recorded candidate: seq {self.candidate_seq} ({describe(self.candidate)})")
+            for p, old, new in self.diffs[:40]:
+                lines.append(f"    {p}: recorded {_short(old)}  live {_short(new)}")
+            if len(self.diffs) > 40:
+                lines.append(f"    ... {len(self.diffs) - 40} more differing fields")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "error": "wirecap replay: unmatched " + self.what,
+            "reason": self.reason(),
+            "channel": self.ch,
+            "index": self.index,
+            "candidate_seq": self.candidate_seq,
+            "diffs": [{"path": p, "recorded": None if o is MISSING else o, "live": None if n is MISSING else n}
+                      for p, o, n in self.diffs],
+        }
+
+
+class Matcher:
+    """Compares live messages with recorded ones under one set of ignore rules."""
+
+    def __init__(self, ignore: Sequence[str] = (), dialect: str | None = None) -> None:
+        self.ignore = list(dict.fromkeys([*volatile_for(dialect), *ignore]))
+        self.dialect = dialect
+        self._norm = Normalizer(self.ignore)
+
+    def normalize(self, value: Any) -> Any:
+        if isinstance(value, (dict, list)):
+            return self._norm(value)
+        if isinstance(value, str):
+            return self._norm(value)
+        return value
+
+    def same(self, live: Any, recorded: Any) -> bool:
+        return self.normalize(live) == self.normalize(recorded)
+
+    def diffs(self, live: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
+        """Field-level differences, recorded first, live second, volatile fields hidden."""
+        return field_diffs(self.normalize(recorded), self.normalize(live))
+
+    def closest(self, live: Any, candidates: Iterable[tuple[int | None, Any]]) -> tuple[int | None, Any, list]:
+        """(seq, value, diffs) of the candidate with the fewest differing fields; the first on ties."""
+        best: tuple[int | None, Any, list] = (None, None, [])
+        best_n = -1
+        for seq, value in candidates:
+            d = self.diffs(live, value)
+            if best_n < 0 or len(d) < best_n:
+                best, best_n = (seq, value, d), len(d)
+                if best_n == 0:
+                    break
+        return best
+
+
+class ChannelMatcher:
+    """Order-aware matching for one live WebSocket connection against one recorded channel.
+
+    Client messages must come in the recorded order. `strict` refuses anything else; lenient mode
+    takes the next recorded step anyway (and reports the mismatch).
+    """
+
+    def __init__(self, script: ChannelScript, matcher: Matcher, strict: bool = True) -> None:
+        self.script = script
+        self.matcher = matcher
+        self.strict = strict
+        self.steps = script.client_steps
+        self.pos = 0
+        self.live_count = 0
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.steps)
+
+    def feed(self, live: Any) -> tuple[int | None, Mismatch | None]:
+        """Match one live client message: (index of the step to play or None, mismatch or None)."""
+        self.live_count += 1
+        if self.pos >= len(self.steps):
+            mm = Mismatch(self.script.ch, self.live_count, live, None, None)
+            return None, mm
+        step = self.steps[self.pos]
+        recorded = comparable(step.client)
+        if self.matcher.same(live, recorded):
+            self.pos += 1
+            return self.pos - 1, None
+        cands = [(s.client.get("seq"), comparable(s.client)) for s in self.steps[self.pos:]]
+        seq, value, diffs = self.matcher.closest(live, cands)
+        mm = Mismatch(self.script.ch, self.live_count, live, seq, value, diffs,
+                      expected_seq=step.client.get("seq"))
+        if self.strict:
+            return None, mm
+        self.pos += 1
+        return self.pos - 1, mm

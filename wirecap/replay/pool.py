@@ -1,0 +1,108 @@
+"""Which recording a new live connection or request gets. Sans-I/O.
+
+Each recorded channel is used once, in recorded order, unless `loop` is set (then a used one may be
+played again once no fresh one matches). WebSocket connections are routed by path; HTTP requests by
+method, path and normalized body.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from wirecap.capture.payload import encode_payload
+from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable
+from wirecap.replay.script import ChannelScript
+
+
+class ScriptPool:
+    def __init__(self, scripts: list[ChannelScript], *, ignore: list[str] | tuple[str, ...] = (),
+                 loop: bool = False) -> None:
+        self.scripts = scripts
+        self.loop = loop
+        self.ignore = list(ignore)
+        self.used: set[str] = set()
+        self._lock = threading.Lock()
+        self._matchers: dict[str | None, Matcher] = {}
+        self._dialects = {s.ch: channel_dialect(s) for s in scripts}
+        self.http_count = 0
+
+    def matcher(self, script: ChannelScript) -> Matcher:
+        d = self._dialects.get(script.ch)
+        m = self._matchers.get(d)
+        if m is None:
+            m = self._matchers[d] = Matcher(self.ignore, d)
+        return m
+
+    def ws_paths(self) -> set[str]:
+        return {s.path for s in self.scripts if s.kind == "ws"}
+
+    def subprotocols(self) -> list[str]:
+        return [s.open["subprotocol"] for s in self.scripts if s.kind == "ws" and s.open.get("subprotocol")]
+
+    @property
+    def remaining(self) -> list[ChannelScript]:
+        return [s for s in self.scripts if s.ch not in self.used]
+
+    def take_ws(self, path: str) -> ChannelScript | None:
+        """The next recorded WebSocket channel at `path` (None when none is left)."""
+        with self._lock:
+            for pass_ in (0, 1):
+                for s in self.scripts:
+                    if s.kind == "ws" and s.path == path and (pass_ == 1 or s.ch not in self.used):
+                        self.used.add(s.ch)
+                        return s
+                if not self.loop:
+                    break
+        return None
+
+    def take_http(self, method: str, path: str, body: bytes, strict: bool = True
+                  ) -> tuple[ChannelScript | None, Mismatch | None]:
+        """The recording for one live request: the first unused one with the same method, path and
+        normalized body. Otherwise (None, mismatch) in strict mode, or in lenient mode the next
+        unused one with the same method and path (and the mismatch, to log)."""
+        live = comparable(encode_payload(body)) if body else None
+        with self._lock:
+            self.http_count += 1
+            index = self.http_count
+            same_route = [s for s in self.scripts
+                          if s.kind == "http" and s.method == method and s.path == path]
+            for pass_ in (0, 1):
+                fresh = [s for s in same_route if pass_ == 1 or s.ch not in self.used]
+                for s in fresh:
+                    if self.matcher(s).same(live, _body_of(s)):
+                        self.used.add(s.ch)
+                        return s, None
+                if not self.loop:
+                    break
+            fresh = [s for s in same_route if s.ch not in self.used] or (same_route if self.loop else [])
+            pool = fresh or [s for s in self.scripts if s.kind == "http" and s.ch not in self.used]
+            label = f"request {method} {path}"
+            if not pool:
+                return None, Mismatch("http", index, live, None, None, what=label)
+            m = self.matcher(pool[0])
+            seq_by_id = {id(s): s for s in pool}
+            cands = [(id(s), _body_of(s)) for s in pool]
+            key, value, diffs = m.closest(live, cands)
+            best = seq_by_id[key]  # type: ignore[index]
+            if best.method != method or best.path != path:
+                diffs = [("(request line)", f"{best.method} {best.path}", f"{method} {path}"), *diffs]
+            mm = Mismatch(best.ch, index, live, _seq_of(best), value, diffs, what=label)
+            if strict or not fresh:
+                return None, mm
+            self.used.add(fresh[0].ch)
+            return fresh[0], mm
+
+
+def _body_of(s: ChannelScript) -> Any:
+    body = s.request_body
+    if not body:
+        return None
+    if len(body) == 1:
+        return comparable(body[0])
+    return [comparable(b) for b in body]
+
+
+def _seq_of(s: ChannelScript) -> int | None:
+    body = s.request_body
+    return body[0].get("seq") if body else s.open.get("seq")

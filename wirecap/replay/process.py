@@ -1,0 +1,110 @@
+"""`replay exec` and `replay shim`: act as the recorded CLI.
+
+Writes the recorded stdout and stderr lines (each with its own line end) at their recorded times,
+then exits with the recorded exit code, or dies by the recorded signal, so a program that runs the
+CLI cannot tell the difference. The pacing comes from `timing.Pacer`; the rest is plain file I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import stat
+import sys
+import time
+from typing import BinaryIO
+
+from wirecap.capture.payload import payload_bytes
+from wirecap.capture.reader import CaptureReader
+from wirecap.errors import WirecapError
+from wirecap.replay.script import ProcessScript, build_process_script
+from wirecap.replay.timing import Pacer
+
+
+def load_process(path: str, channels: tuple[str, ...] = ()) -> ProcessScript:
+    with CaptureReader(path) as reader:
+        script = build_process_script(reader, channels=channels or None)
+    if script is None or (not script.lines and script.close is None):
+        what = f" on {', '.join(channels)}" if channels else ""
+        raise WirecapError(f"{path}: no process output{what} to replay (record one with `wirecap tee`)")
+    return script
+
+
+def line_bytes(rec: dict) -> bytes:
+    eol = rec.get("eol", "\n")
+    return payload_bytes(rec) + eol.encode("ascii")
+
+
+def play_process(script: ProcessScript, pacer: Pacer, stdout: BinaryIO, stderr: BinaryIO) -> int:
+    """Write every line at its time; returns the exit status to use (128+N for a signal)."""
+    outs = {"stdout": stdout, "stderr": stderr}
+    due = pacer.schedule([t for t, _s, _r in script.lines])
+    start = time.monotonic()
+    for (_t, stream, rec), d in zip(script.lines, due, strict=True):
+        wait = start + d - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        f = outs[stream]
+        try:
+            f.write(line_bytes(rec))
+            f.flush()
+        except BrokenPipeError:
+            outs[stream] = open(os.devnull, "wb")  # noqa: SIM115 - reader went away; finish quietly
+    close = script.close or {}
+    if close.get("t") is not None and script.lines:
+        last = script.lines[-1][0]
+        end = float(close["t"]) - float(script.open.get("t") or 0.0)
+        time.sleep(pacer.pause(end - last))
+    sig = close.get("signal")
+    if sig:
+        num = getattr(signal, str(sig), None)
+        if isinstance(num, signal.Signals):
+            return -int(num)
+    code = close.get("exit_code")
+    return int(code) if isinstance(code, int) else 0
+
+
+def exit_like(status: int) -> None:
+    """Exit with `status`; a negative one is a signal to die by (as the recorded CLI did)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if status < 0:
+        signum = -status
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        time.sleep(1)
+        os._exit(128 + signum)
+    sys.exit(status)
+
+
+def run_exec(path: str, speed: float = 1.0, max_wait: float | None = None, channels: tuple[str, ...] = ()) -> None:
+    script = load_process(path, channels)
+    status = play_process(script, Pacer(speed, max_wait), sys.stdout.buffer, sys.stderr.buffer)
+    exit_like(status)
+
+
+SHIM_TEMPLATE = """#!{python}
+# wirecap replay shim: acts as `{name}` from the recorded session in {capture}
+# (made by: wirecap replay shim). Arguments are ignored; the recorded output is replayed.
+import sys
+from wirecap.replay.process import run_exec
+run_exec({capture!r}, speed={speed!r}, max_wait={max_wait!r}, channels={channels!r})
+"""
+
+
+def write_shim(capture: str, out: str, name: str, speed: float = 1.0, max_wait: float | None = None,
+               channels: tuple[str, ...] = (), force: bool = False) -> str:
+    """Write an executable that replays `capture` as the CLI `name`; returns its path."""
+    load_process(capture, channels)  # fail now, not when the shim runs
+    if os.path.exists(out) and not force:
+        raise WirecapError(f"{out}: exists; refusing to overwrite it (use --force)")
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    text = SHIM_TEMPLATE.format(python=sys.executable, name=shlex.quote(name), capture=os.path.abspath(capture),
+                                speed=float(speed), max_wait=max_wait, channels=tuple(channels))
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
+    mode = os.stat(out).st_mode
+    os.chmod(out, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return out

@@ -1,0 +1,172 @@
+"""Turn a capture's channels into replay scripts: what the client said, and what the server said after.
+
+A WebSocket channel becomes a list of steps: each recorded client message with the server messages
+that followed it (up to the next client message), each at its offset from that client message. An
+HTTP channel becomes one exchange: the request, the response head and the body messages (one body or
+the SSE events), timed from the end of the request. Sans-I/O: records in, plain data out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from wirecap.capture.reader import CaptureReader
+
+
+@dataclass(slots=True)
+class Reply:
+    """One server message and when it went, in seconds after the step's anchor (the client message)."""
+
+    record: dict[str, Any]
+    offset: float
+
+
+@dataclass(slots=True)
+class Step:
+    """A client message and the server messages that followed it. `client` is None for the prologue
+    (server messages sent before the client said anything, timed from the open)."""
+
+    client: dict[str, Any] | None
+    replies: list[Reply] = field(default_factory=list)
+    t: float = 0.0  # capture time of the anchor
+
+
+@dataclass(slots=True)
+class ChannelScript:
+    ch: str
+    kind: str  # "ws" or "http"
+    open: dict[str, Any]
+    steps: list[Step] = field(default_factory=list)
+    response: dict[str, Any] | None = None  # http: the response head
+    response_offset: float = 0.0  # http: response head time after the request's end
+    close: dict[str, Any] | None = None
+    close_offset: float = 0.0  # after the last recorded message of the channel
+
+    @property
+    def path(self) -> str:
+        """Path (no query) the client asked for."""
+        return urlsplit(self.open.get("url") or "/").path or "/"
+
+    @property
+    def target(self) -> str:
+        """Path and query, as in an HTTP request line."""
+        u = urlsplit(self.open.get("url") or "/")
+        return (u.path or "/") + (f"?{u.query}" if u.query else "")
+
+    @property
+    def method(self) -> str:
+        return str(self.open.get("method") or "GET").upper()
+
+    @property
+    def prologue(self) -> Step | None:
+        return self.steps[0] if self.steps and self.steps[0].client is None else None
+
+    @property
+    def client_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.client is not None]
+
+    @property
+    def request_body(self) -> list[dict[str, Any]]:
+        """http: the c2s message records (normally one: the request body)."""
+        return [s.client for s in self.steps if s.client is not None]
+
+    @property
+    def server_messages(self) -> list[dict[str, Any]]:
+        return [r.record for s in self.steps for r in s.replies]
+
+    @property
+    def sse(self) -> bool:
+        return bool(self.response and self.response.get("sse"))
+
+
+@dataclass(slots=True)
+class ProcessScript:
+    """A recorded CLI run: its output lines in order and how it ended."""
+
+    ch: str
+    open: dict[str, Any]
+    lines: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)  # (t from open, stream, msg)
+    close: dict[str, Any] | None = None
+
+
+def build_scripts(records: Iterable[dict[str, Any]]) -> list[ChannelScript]:
+    """Network channels (ws, http) of a capture as replay scripts, in the order they opened."""
+    scripts: dict[str, ChannelScript] = {}
+    last_t: dict[str, float] = {}
+    for rec in records:
+        ch = rec.get("ch")
+        rtype = rec.get("type")
+        if rtype == "open":
+            if rec.get("kind") in ("ws", "http") and isinstance(ch, str):
+                scripts[ch] = ChannelScript(ch=ch, kind=rec["kind"], open=rec)
+                last_t[ch] = float(rec.get("t") or 0.0)
+            continue
+        sc = scripts.get(ch) if isinstance(ch, str) else None
+        if sc is None:
+            continue
+        t = float(rec.get("t") or 0.0)
+        if rtype == "msg":
+            if rec.get("dir") == "c2s":
+                sc.steps.append(Step(client=rec, t=t))
+            else:
+                if not sc.steps:
+                    sc.steps.append(Step(client=None, t=float(sc.open.get("t") or 0.0)))
+                step = sc.steps[-1]
+                step.replies.append(Reply(rec, max(0.0, t - step.t)))
+            last_t[ch] = t
+        elif rtype == "response":
+            sc.response = rec
+            sc.response_offset = max(0.0, t - _http_anchor(sc))
+            last_t[ch] = t
+        elif rtype == "close":
+            sc.close = rec
+            sc.close_offset = max(0.0, t - last_t.get(ch, t))
+    return list(scripts.values())
+
+
+def _http_anchor(sc: ChannelScript) -> float:
+    """When the request was complete: its last body message, else the open."""
+    for s in reversed(sc.steps):
+        if s.client is not None:
+            return s.t
+    return float(sc.open.get("t") or 0.0)
+
+
+def load_scripts(path: str) -> tuple[dict[str, Any], list[ChannelScript]]:
+    """Header and network scripts of the capture at `path`."""
+    with CaptureReader(path) as reader:
+        scripts = build_scripts(reader)
+        return reader.header, scripts
+
+
+def build_process_script(records: Iterable[dict[str, Any]], proc: str | None = None,
+                         channels: Iterable[str] | None = None) -> ProcessScript | None:
+    """The first (or the named) process of a capture with the lines of its stdout/stderr pipes."""
+    wanted = set(channels) if channels else None
+    pipes: dict[str, str] = {}
+    script: ProcessScript | None = None
+    t0 = 0.0
+    for rec in records:
+        rtype = rec.get("type")
+        ch = rec.get("ch")
+        if rtype == "open":
+            if rec.get("kind") == "process" and script is None and (proc is None or ch == proc):
+                script = ProcessScript(ch=ch, open=rec)
+                t0 = float(rec.get("t") or 0.0)
+            elif rec.get("kind") == "pipe" and rec.get("stream") in ("stdout", "stderr"):
+                owner = rec.get("proc")
+                if script is not None and owner not in (None, script.ch):
+                    continue
+                if wanted is None or ch in wanted or rec.get("stream") in wanted:
+                    pipes[ch] = rec["stream"]
+        elif rtype == "msg" and ch in pipes:
+            if script is None:  # pipes recorded without a process record (e.g. `tee` of a pipe)
+                script = ProcessScript(ch="proc", open={})
+                t0 = float(rec.get("t") or 0.0)
+            script.lines.append((max(0.0, float(rec.get("t") or 0.0) - t0), pipes[ch], rec))
+        elif rtype == "close" and script is not None and ch == script.ch:
+            script.close = rec
+    return script

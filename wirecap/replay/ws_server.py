@@ -1,0 +1,161 @@
+"""WebSocket side of `replay serve`: plays one recorded ws channel to one live client connection.
+
+The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is handed to a
+`websockets` connection here (its sans-I/O protocol does the handshake and framing), and the
+session then waits for each client message, matches it against the recorded one in order, and
+sends the recorded server messages that followed it with their timing, correlation ids rewritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from websockets.asyncio.server import Server, ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
+from websockets.frames import CloseCode
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+from wirecap.capture.payload import encode_payload, payload_bytes
+from wirecap.replay.match import ChannelMatcher, comparable
+from wirecap.replay.rewrite import Correlator, rewrite_record
+from wirecap.replay.script import ChannelScript, Reply
+
+if TYPE_CHECKING:
+    from wirecap.replay.http_server import ReplayServer
+
+_LOG = logging.getLogger("wirecap.replay.ws")
+_LOG.addHandler(logging.NullHandler())
+_LOG.propagate = False
+
+
+def make_ws_server(replay: ReplayServer) -> Server:
+    """A websockets `Server` with no socket of its own: connections are handed to it by the front."""
+
+    async def create_server() -> asyncio.Server:  # never called: the front owns the socket
+        raise RuntimeError("not used")
+
+    async def conn_handler(conn: ServerConnection) -> None:
+        try:
+            async with asyncio.timeout(10):
+                await conn.handshake(None, None, "wirecap-replay")
+            if conn.protocol.state is not State.OPEN:
+                conn.transport.abort()
+                return
+            server.all_connections.add(conn)
+            try:
+                async with conn:
+                    await replay.ws_session(conn)
+            except Exception as e:  # noqa: BLE001 - one broken session must not stop the server
+                replay.log(f"ws session failed: {e!r}")
+            finally:
+                server.all_connections.discard(conn)
+        except Exception:  # noqa: BLE001
+            conn.transport.abort()
+        finally:
+            server.handler_tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
+
+    server = Server(create_server, conn_handler, _LOG)
+    return server
+
+
+def hand_off(server: Server, transport: asyncio.Transport, data: bytes, subprotocols: list[str]) -> None:
+    """Give a TCP connection whose first bytes (`data`, the upgrade request) were read to websockets."""
+    select = None
+    if subprotocols:
+        def select(protocol: ServerProtocol, offered: Any) -> Any:
+            for p in offered:
+                if p in subprotocols:
+                    return p
+            return None
+    protocol = ServerProtocol(
+        extensions=[ServerPerMessageDeflateFactory()],
+        select_subprotocol=select,
+        max_size=None,
+        logger=_LOG,
+    )
+    conn = ServerConnection(protocol, server, ping_interval=None, ping_timeout=None, close_timeout=5,
+                            max_queue=None)
+    transport.set_protocol(conn)
+    conn.connection_made(transport)
+    conn.data_received(data)
+
+
+async def send_reply(conn: ServerConnection, rec: dict[str, Any]) -> None:
+    data = payload_bytes(rec)
+    await conn.send(data, text=not rec.get("binary"))
+
+
+async def play_replies(conn: ServerConnection, replies: list[Reply], corr: Correlator, pacer: Any,
+                       anchor: float, start: float = 0.0) -> None:
+    """Send recorded server messages at their (scaled) offsets after `anchor` (a loop time)."""
+    loop = asyncio.get_running_loop()
+    due = pacer.schedule([r.offset for r in replies], start)
+    for reply, d in zip(replies, due, strict=True):
+        wait = anchor + d - loop.time()
+        if wait > 0.0005:
+            await asyncio.sleep(wait)
+        await send_reply(conn, rewrite_record(corr, reply.record))
+
+
+async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelScript) -> None:
+    """The whole session: prologue, then client message -> matched step -> replies, then the close."""
+    loop = asyncio.get_running_loop()
+    pool = replay.pool
+    cm = ChannelMatcher(script, pool.matcher(script), strict=replay.strict)
+    corr = Correlator()
+    pro = script.prologue
+    if pro is not None:
+        await play_replies(conn, pro.replies, corr, replay.pacer, loop.time())
+    steps = cm.steps
+    while not cm.done:
+        try:
+            msg = await conn.recv(decode=False)
+        except ConnectionClosed:
+            return
+        anchor = loop.time()
+        live = _live_value(msg)
+        index, mm = cm.feed(live)
+        if mm is not None:
+            replay.mismatch(mm)
+            if index is None:
+                await conn.close(CloseCode.INTERNAL_ERROR, _close_reason(mm.reason()))
+                return
+        step = steps[index]  # type: ignore[index]
+        recorded = comparable(step.client)
+        corr.learn(recorded, live)
+        await play_replies(conn, step.replies, corr, replay.pacer, anchor)
+    close = script.close or {}
+    if close.get("by") == "server":
+        await asyncio.sleep(replay.pacer.pause(script.close_offset))
+        code = close.get("code") or 1000
+        await conn.close(code, close.get("reason") or "")
+        return
+    # The client closed (or it is unknown): wait for it; a message past the script is a mismatch.
+    try:
+        while True:
+            msg = await conn.recv(decode=False)
+            index, mm = cm.feed(_live_value(msg))
+            if mm is not None:
+                replay.mismatch(mm)
+                if replay.strict:
+                    await conn.close(CloseCode.INTERNAL_ERROR, _close_reason(mm.reason()))
+                    return
+    except ConnectionClosed:
+        return
+
+
+def _live_value(msg: bytes | str) -> Any:
+    """The live message in the form recorded messages are compared in."""
+    return comparable(encode_payload(msg))
+
+
+def _close_reason(text: str) -> str:
+    """A close reason fits in 123 bytes of UTF-8."""
+    b = text.encode("utf-8")
+    if len(b) <= 123:
+        return text
+    return b[:120].decode("utf-8", "ignore") + "..."
