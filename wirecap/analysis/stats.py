@@ -1,0 +1,258 @@
+"""Per-session numbers: duration, time to first token, messages, bytes, usage per model, calls, cost, errors.
+
+A session is one decoding unit (a process with its pipes, a WebSocket, an HTTP exchange). The usage
+mapping (docs/stats.md) follows how established harnesses count:
+- prompt_tokens = input + cache read + cache creation (decoders normalize `input_tokens` to exclude
+  the cache, whatever the API's own convention), completion_tokens = output, total = both;
+- message-level usage counts once per message id (Claude Code repeats it on every content-block
+  line, and it is only the `message_start` snapshot there); per field the largest value wins, so a
+  later `message_delta` with the final output count replaces the snapshot;
+- session-level usage (Claude Code's `result`: `modelUsage` per model with `costUSD`) is the
+  authoritative total when present; the last one wins (it is cumulative).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from wirecap.capture.payload import payload_size
+from wirecap.dialects import Decoding
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_STARTED,
+    MESSAGE,
+    REASONING,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TURN_STARTED,
+    USAGE,
+    Event,
+)
+
+_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+_OUTPUT_ITEMS = frozenset((MESSAGE, REASONING, TOOL_CALL))
+_OUTPUT_KINDS = frozenset((ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED))
+
+
+def _n(v: Any) -> float:
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+class SessionStats:
+    """Accumulates one session; `add_record` (optional) and `add_event`, then `result()`."""
+
+    def __init__(self, key: str, dialect: str | None = None, *, records_mode: bool = False) -> None:
+        self.key = key
+        self.dialect = dialect
+        self.records_mode = records_mode
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self.first_t: float | None = None
+        self.last_t: float | None = None
+        self.start_t: float | None = None
+        self.first_output_t: float | None = None
+        self.types: Counter[str] = Counter()
+        self.bytes = 0
+        self.msg_usage: dict[Any, dict[str, Any]] = {}
+        self.turn_usage: list[dict[str, Any]] = []
+        self.session_usage: dict[str, dict[str, Any]] = {}
+        self.session_usage_seq: Any = None
+        self.tool_names: dict[str, str] = {}
+        self.tool_anon: Counter[str] = Counter()
+        self.errors = 0
+        self.credits: float | None = None
+        self.cost_hint: float | None = None
+        self.waiting: list[dict[str, Any]] = []
+
+    def count_waiting(self, decoder: Any) -> None:
+        for rec in self.waiting:
+            self.types[decoder.msg_type(rec)] += 1
+        self.waiting = []
+
+    def _time(self, t: Any) -> None:
+        if not isinstance(t, (int, float)):
+            return
+        if self.first_t is None:
+            self.first_t = t
+        if self.start_t is None:
+            self.start_t = t
+        if self.last_t is None or t > self.last_t:
+            self.last_t = t
+
+    def add_record(self, rec: dict[str, Any], msg_type: str | None) -> None:
+        self._time(rec.get("t"))
+        if rec.get("type") != "msg":
+            return
+        if msg_type is not None:
+            self.types[msg_type] += 1
+        self.bytes += payload_size(rec)
+        if rec.get("dir") == "c2s" and self.first_output_t is None:
+            self.start_t = rec.get("t", self.start_t)
+
+    def add_event(self, ev: Event) -> None:
+        if not self.records_mode:
+            self._time(ev.t)
+            self.types[ev.kind if ev.item is None else f"{ev.kind}:{ev.item}"] += 1
+        kind = ev.kind
+        if kind in _OUTPUT_KINDS:
+            if self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None):
+                self.first_output_t = ev.t
+            if kind == ITEM_COMPLETED and ev.item == TOOL_CALL:
+                name = str(ev.data.get("name"))
+                if ev.id:
+                    self.tool_names[ev.id] = name
+                else:
+                    self.tool_anon[name] += 1
+            return
+        data = ev.data
+        if kind == USAGE:
+            self._usage(ev, data)
+        elif kind == ERROR:
+            self.errors += 1
+        elif kind == SESSION_STARTED:
+            if self.session_id is None and data.get("session_id"):
+                self.session_id = str(data["session_id"])
+            if data.get("model") and self.model is None:
+                self.model = str(data["model"])
+        elif kind == TURN_STARTED and not self.records_mode and self.first_output_t is None:
+            self.start_t = ev.t
+        if "cost_usd" in data and kind != USAGE and isinstance(data.get("cost_usd"), (int, float)):
+            self.cost_hint = data["cost_usd"]
+
+    def _usage(self, ev: Event, data: dict[str, Any]) -> None:
+        scope = data.get("scope", "message")
+        if data.get("credits") is not None:
+            self.credits = (self.credits or 0) + _n(data.get("credits"))
+        if scope == "session":
+            if ev.seq != self.session_usage_seq:
+                self.session_usage = {}
+                self.session_usage_seq = ev.seq
+            model = str(data.get("model") or self.model or "unknown")
+            self.session_usage[model] = data
+            return
+        if scope == "turn":
+            self.turn_usage.append(data)
+            return
+        if scope != "message" or not any(f in data for f in _FIELDS):
+            return
+        key = data.get("message_id") or ("anon", len(self.msg_usage))
+        prev = self.msg_usage.get(key)
+        if prev is None:
+            self.msg_usage[key] = dict(data)
+            return
+        for f in (*_FIELDS, "cost_usd"):
+            if f in data and _n(data[f]) > _n(prev.get(f)):
+                prev[f] = data[f]
+        if not prev.get("model") and data.get("model"):
+            prev["model"] = data["model"]
+
+    def result(self) -> dict[str, Any]:
+        models: dict[str, dict[str, Any]] = {}
+        if self.session_usage:
+            sources = list(self.session_usage.items())
+        else:
+            sources = [(str(u.get("model") or self.model or "unknown"), u)
+                       for u in (*self.msg_usage.values(), *self.turn_usage)]
+        for model, u in sources:
+            m = models.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+                                          "cache_read_tokens": 0, "cache_creation_tokens": 0, "cost_usd": None})
+            inp, out = _n(u.get("input_tokens")), _n(u.get("output_tokens"))
+            cr, cc = _n(u.get("cache_read_tokens")), _n(u.get("cache_creation_tokens"))
+            m["prompt_tokens"] += inp + cr + cc
+            m["completion_tokens"] += out
+            m["total_tokens"] += inp + cr + cc + out
+            m["cache_read_tokens"] += cr
+            m["cache_creation_tokens"] += cc
+            if isinstance(u.get("cost_usd"), (int, float)):
+                m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
+        costs = [m["cost_usd"] for m in models.values() if m["cost_usd"] is not None]
+        total_cost = round(sum(costs), 10) if costs else self.cost_hint
+        llm_calls = len(self.msg_usage) or len(self.turn_usage) or None
+        tools: Counter[str] = Counter(self.tool_names.values())
+        tools.update(self.tool_anon)
+        ttft = None
+        if self.first_output_t is not None and self.start_t is not None:
+            ttft = round(max(self.first_output_t - self.start_t, 0.0), 6)
+        duration = None
+        if self.first_t is not None and self.last_t is not None:
+            duration = round(self.last_t - self.first_t, 6)
+        out = {
+            "session": self.session_id or self.key,
+            "ch": self.key,
+            "dialect": self.dialect,
+            "duration": duration,
+            "ttft": ttft,
+            "messages_by_type": dict(sorted(self.types.items())),
+            "bytes": self.bytes if self.records_mode else None,
+            "models_usage": models,
+            "llm_calls": llm_calls,
+            "tool_calls": dict(sorted(tools.items())),
+            "total_cost": total_cost,
+            "errors": self.errors,
+        }
+        if self.credits is not None:
+            out["credits"] = self.credits
+        return out
+
+
+def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """Sessions from events alone (grouped by channel; messages_by_type counts events, bytes is null)."""
+    sessions: dict[tuple[str, str], SessionStats] = {}
+    proc_of: dict[str, str] = {}
+    for ev in events:
+        ch = ev.ch
+        if ch.startswith(("stdout", "stdin", "stderr")):  # a process's pipes belong to its process
+            suffix = ch.partition("-")[2]
+            ch = proc_of.setdefault(ch, f"proc-{suffix}" if suffix else "proc")
+        key = (ch, ev.dialect)
+        s = sessions.get(key)
+        if s is None:
+            s = sessions[key] = SessionStats(ch, ev.dialect or None)
+        s.add_event(ev)
+    return [s.result() for s in sessions.values()]
+
+
+def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None) -> list[dict[str, Any]]:
+    """Sessions of a record stream (header excluded)."""
+    decoding = Decoding(dialect=dialect)
+    sessions: dict[str, SessionStats] = {}
+    feed = decoding.feed
+    for rec in records:
+        unit, events = feed(rec)
+        if unit is None:
+            continue
+        s = sessions.get(unit.key)
+        if s is None:
+            s = sessions[unit.key] = SessionStats(unit.key, records_mode=True)
+        dec = unit.decoder
+        is_msg = rec.get("type") == "msg"
+        if dec is None:  # waiting for detection: count its type once the dialect is known
+            s.add_record(rec, None)
+            if is_msg:
+                s.waiting.append(rec)
+        else:
+            if s.waiting:
+                s.count_waiting(dec)
+            s.add_record(rec, dec.msg_type(rec) if is_msg else None)
+        for ev in events:
+            s.add_event(ev)
+    for unit, events in decoding.finish():
+        s = sessions.setdefault(unit.key, SessionStats(unit.key, records_mode=True))
+        s.dialect = unit.dialect
+        if s.waiting and unit.decoder is not None:
+            s.count_waiting(unit.decoder)
+        for ev in events:
+            s.add_event(ev)
+    return [s.result() for s in sessions.values()]
+
+
+def stats_capture(path: str, *, dialect: str | None = None) -> list[dict[str, Any]]:
+    """Sessions of the capture at `path`."""
+    from wirecap.capture.reader import CaptureReader
+
+    with CaptureReader(path) as reader:
+        return stats_records(reader, dialect=dialect)

@@ -1,0 +1,87 @@
+"""Validation: protocol rules checked over a capture, as findings (severity, rule, seq, message).
+
+The dialect decoders keep the protocol state and record rule violations while they decode (one
+pass, constant memory); this module adds the capture-level rules (corrupt lines, interruption,
+unparsed messages) and orders the result. Every rule is named and documented in
+docs/validation-rules.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from wirecap.dialects import Decoding
+from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
+from wirecap.events import UNPARSED
+
+__all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_capture", "validate_records"]
+
+SEVERITIES = (ERROR_SEV, WARNING, INFO)
+UNPARSED_DETAIL = 20  # unparsed findings listed one by one per unit; the rest are summed up
+
+
+def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not options:
+        return None
+    from wirecap.errors import WirecapError
+
+    for k, v in options.items():
+        if k not in DEFAULT_OPTIONS:
+            raise WirecapError(f"unknown validation option {k!r} (known: {', '.join(DEFAULT_OPTIONS)})")
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0):
+            raise WirecapError(f"validation option {k}: expected a number of seconds >= 0, got {v!r}")
+    return options
+
+
+def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
+                     options: dict[str, Any] | None = None) -> list[Finding]:
+    """Findings for a stream of records (header excluded)."""
+    decoding = Decoding(dialect=dialect, options=_check_options(options))
+    unparsed: dict[str, int] = {}
+    found: list[Finding] = []
+
+    def note(events: list) -> None:
+        for ev in events:
+            if ev.kind == UNPARSED and ev.dialect:
+                n = unparsed.get(ev.ch, 0) + 1
+                unparsed[ev.ch] = n
+                if n <= UNPARSED_DETAIL:
+                    found.append(Finding(WARNING, "unparsed", f"{ev.dialect}: {ev.data.get('reason')}",
+                                         ev.seq[0] if ev.seq else None, ev.ch))
+
+    feed = decoding.feed
+    for rec in records:
+        events = feed(rec)[1]
+        if events:
+            note(events)
+    for _unit, events in decoding.finish():
+        note(events)
+    for ch, n in unparsed.items():
+        if n > UNPARSED_DETAIL:
+            found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
+    found.extend(decoding.findings())
+    return sort_findings(found)
+
+
+def sort_findings(found: list[Finding]) -> list[Finding]:
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(found, key=lambda f: (f.seq is None, f.seq or 0, order.get(f.severity, 9), f.rule))
+
+
+def validate_capture(path: str, *, dialect: str | None = None, options: dict[str, Any] | None = None) -> list[Finding]:
+    """Findings for the capture at `path`, including the reader's own (corrupt lines, interruption)."""
+    from wirecap.capture.reader import CaptureReader
+
+    with CaptureReader(path) as reader:
+        found = validate_records(reader, dialect=dialect, options=options)
+        for problem in reader.problems:
+            found.append(Finding(WARNING, "capture-corrupt-line", problem, None, None))
+        if reader.interrupted:
+            found.append(Finding(WARNING, "capture-interrupted", f"interrupted capture: {reader.interrupted}",
+                                 reader.last_seq or None, None))
+    return sort_findings(found)
+
+
+def has_errors(found: Iterable[Finding]) -> bool:
+    return any(f.severity == ERROR_SEV for f in found)

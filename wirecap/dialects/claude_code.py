@@ -1,0 +1,478 @@
+"""Claude Code stream-json (`claude -p --output-format stream-json --verbose`), stdout and stdin.
+
+Traps handled here (all seen in real output, see docs/dialects/claude-code.md):
+- each content block is its own `assistant` line with the same `message.id` and repeated `usage`;
+  that usage is the `message_start` snapshot (output_tokens often 1). Usage is emitted once per
+  message id, marked `snapshot`, and the `result` line's totals (`modelUsage` per model with
+  `costUSD`, else `usage`) are emitted with scope "session" so stats prefers them.
+- `result` may be `subtype: "success"` with `is_error: true`: success is never inferred from subtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Dialect, num, str_or_none
+from wirecap.dialects.stream import StreamDecoder
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_STARTED,
+    MESSAGE,
+    REASONING,
+    SESSION_STARTED,
+    STATUS,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    USAGE,
+    Event,
+)
+
+_BLOCK_ITEM = {
+    "text": MESSAGE,
+    "thinking": REASONING,
+    "redacted_thinking": REASONING,
+    "tool_use": TOOL_CALL,
+    "server_tool_use": TOOL_CALL,
+    "mcp_tool_use": TOOL_CALL,
+}
+_DELTA_FIELD = {
+    "text_delta": ("text", "text"),
+    "input_json_delta": ("partial_json", "arguments"),
+    "thinking_delta": ("thinking", "text"),
+}
+_QUIET_DELTAS = frozenset(("signature_delta", "citations_delta"))
+_QUIET_STREAM = frozenset(("content_block_stop", "message_stop", "ping"))
+
+
+def result_text(content: Any) -> Any:
+    """A tool_result's content as text when it is text blocks; other shapes are kept as they are."""
+    if isinstance(content, list):
+        parts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if parts and all(isinstance(p, str) for p in parts) and len(parts) == len(content):
+            return "\n".join(parts)
+    return content
+
+
+def usage_fields(u: dict[str, Any]) -> dict[str, Any]:
+    """Anthropic usage (input excludes cache) in universal names; both spellings (snake, camel) read."""
+    g = u.get
+    return {
+        "input_tokens": num(g("input_tokens", g("inputTokens", 0))),
+        "output_tokens": num(g("output_tokens", g("outputTokens", 0))),
+        "cache_read_tokens": num(g("cache_read_input_tokens", g("cacheReadInputTokens", 0))),
+        "cache_creation_tokens": num(g("cache_creation_input_tokens", g("cacheCreationInputTokens", 0))),
+    }
+
+
+class ClaudeCodeDecoder(StreamDecoder):
+    dialect = "claude-code"
+    usage_is_snapshot = True  # per-message usage on `assistant` lines is the message_start snapshot
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self.saw_init = False
+        self.saw_content = False
+        self.in_turn = False
+        self.results = 0
+        self.error_result: dict[str, Any] | None = None
+        self.usage_seen: set[str] = set()
+        self.tool_uses: dict[str, tuple[str, int | None, str | None]] = {}
+        self.control_pending: dict[str, dict[str, Any]] = {}
+        self.stream_mid: str | None = None
+        self.blocks: dict[Any, tuple[str, str]] = {}
+        self.first_content: dict[str, Any] | None = None
+        self._dispatch = {
+            "system": self._system,
+            "assistant": self._assistant,
+            "user": self._user,
+            "result": self._result,
+            "stream_event": self._stream_event,
+            "control_request": self._control_request,
+            "control_response": self._control_response,
+            "control_cancel_request": self._control_cancel,
+            "keep_alive": self._quiet,
+        }
+
+    def msg_type(self, rec: dict[str, Any]) -> str:
+        obj = rec.get("json")
+        if obj.__class__ is dict:
+            t = obj.get("type")
+            if t in ("system", "result") and isinstance(obj.get("subtype"), str):
+                return f"{t}/{obj['subtype']}"
+            if isinstance(t, str):
+                return t
+        return super().msg_type(rec)
+
+    def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        handler = self._dispatch.get(obj.get("type"))  # type: ignore[arg-type]
+        if handler is None:
+            return self.other(rec, obj)
+        return handler(rec, obj)
+
+    def other(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        return [self.unparsed(rec, f"unknown message type {obj.get('type')!r}")]
+
+    def _quiet(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        return []
+
+    # --- turns -------------------------------------------------------------------------------------
+    def _content_started(self, rec: dict[str, Any], out: list[Event]) -> None:
+        if not self.saw_content:
+            self.saw_content = True
+            if not self.saw_init:
+                self.find(ERROR_SEV, "cc-missing-init", "assistant output before any system/init line", rec)
+        if not self.in_turn:
+            self.in_turn = True
+            out.append(self.ev(TURN_STARTED, rec, data={}))
+
+    # --- system ------------------------------------------------------------------------------------
+    def _system(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        sub = obj.get("subtype")
+        if sub == "init":
+            self.saw_init = True
+            sid = str_or_none(obj.get("session_id"))
+            model = str_or_none(obj.get("model"))
+            if self.model is None or model:
+                self.model = model or self.model
+            if self.session_id is not None and sid == self.session_id:
+                return [self.status(rec, "init", subtype="init", model=model,
+                                    permission_mode=obj.get("permissionMode"))]
+            self.session_id = sid
+            data = {"session_id": sid, "model": model, "cwd": obj.get("cwd"), "tools": obj.get("tools"),
+                    "version": obj.get("claude_code_version") or obj.get("version"),
+                    "permission_mode": obj.get("permissionMode")}
+            return [self.ev(SESSION_STARTED, rec, data=data)]
+        if not isinstance(sub, str):
+            return [self.unparsed(rec, "system message without a subtype")]
+        out: list[Event] = []
+        if sub == "api_retry":
+            err = obj.get("error")
+            out.append(self.ev(ERROR, rec, data={
+                "message": f"API retry {obj.get('attempt')}/{obj.get('max_retries')}: {err}",
+                "code": obj.get("error_status"), "fatal": False}))
+        status = obj.get("status")
+        text = status if isinstance(status, str) else sub
+        out.append(self.status(rec, text, subtype=sub))
+        return out
+
+    # --- assistant -----------------------------------------------------------------------------------
+    def _assistant(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        msg = obj.get("message")
+        if msg.__class__ is not dict:
+            return [self.unparsed(rec, "assistant line without a message object")]
+        out: list[Event] = []
+        self._content_started(rec, out)
+        mid = msg.get("id")
+        mid = mid if isinstance(mid, str) else None
+        model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
+        content = msg.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            out.append(self.unparsed(rec, "assistant message content is not a list"))
+            content = []
+        for block in content:
+            out.append(self._block(rec, block, mid))
+        usage = msg.get("usage")
+        if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+            if mid is not None:
+                self.usage_seen.add(mid)
+            data = {"model": model, "message_id": mid, **usage_fields(usage), "scope": "message"}
+            if self.usage_is_snapshot:
+                data["snapshot"] = True
+            out.append(self.ev(USAGE, rec, data=data))
+        if obj.get("error"):
+            out.append(self.ev(ERROR, rec, data={"message": str(obj.get("error")), "code": None, "fatal": False}))
+        return out
+
+    def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
+        if block.__class__ is not dict:
+            return self.unparsed(rec, "content block is not an object")
+        bt = block.get("type")
+        if bt == "text":
+            return self.ev(ITEM_COMPLETED, rec, MESSAGE, mid, "assistant", {"text": block.get("text")})
+        if bt == "thinking":
+            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, "assistant", {"text": block.get("thinking")})
+        if bt == "redacted_thinking":
+            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, "assistant", {"text": None, "redacted": True})
+        if bt in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            cid = block.get("id")
+            name = block.get("name")
+            if isinstance(cid, str):
+                self.tool_uses[cid] = (str(name), rec.get("seq"), rec.get("ch"))
+            return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid if isinstance(cid, str) else mid, "assistant",
+                           {"name": name, "input": block.get("input"), "call_id": cid})
+        if isinstance(bt, str) and bt.endswith("_tool_result"):  # server tool results (web search, ...)
+            cid = block.get("tool_use_id")
+            self.tool_uses.pop(cid, None) if isinstance(cid, str) else None
+            return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "assistant",
+                           {"call_id": cid, "output": block.get("content"), "is_error": False})
+        return self.unparsed(rec, f"unknown content block type {bt!r}")
+
+    # --- user ------------------------------------------------------------------------------------------
+    def _user(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        msg = obj.get("message")
+        if msg.__class__ is not dict:
+            return [self.unparsed(rec, "user line without a message object")]
+        content = msg.get("content")
+        from_stdin = rec.get("dir") == "c2s"
+        out: list[Event] = []
+        texts: list[str] = []
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if block.__class__ is not dict:
+                    out.append(self.unparsed(rec, "content block is not an object"))
+                    continue
+                bt = block.get("type")
+                if bt == "tool_result":
+                    cid = block.get("tool_use_id")
+                    if isinstance(cid, str):
+                        self.tool_uses.pop(cid, None)
+                    out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid if isinstance(cid, str) else None, "user",
+                                       {"call_id": cid, "output": result_text(block.get("content")),
+                                        "is_error": bool(block.get("is_error"))}))
+                elif bt == "text":
+                    texts.append(str(block.get("text", "")))
+                elif bt in ("image", "document"):
+                    out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "user", {"text": None, "attachment": bt}))
+                else:
+                    out.append(self.unparsed(rec, f"unknown user content block type {bt!r}"))
+        else:
+            return [self.unparsed(rec, "user message content is neither text nor a list")]
+        if texts:
+            text = "\n".join(texts)
+            if from_stdin and not self.in_turn:
+                self.in_turn = True
+                out.insert(0, self.ev(TURN_STARTED, rec, data={"prompt": text}))
+            out.insert(1 if from_stdin and out and out[0].kind == TURN_STARTED else 0,
+                       self.ev(ITEM_COMPLETED, rec, MESSAGE, str_or_none(obj.get("uuid")), "user", {"text": text}))
+        return out
+
+    # --- result ----------------------------------------------------------------------------------------
+    def _result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        self.results += 1
+        sub = obj.get("subtype")
+        is_error = obj.get("is_error") is True
+        cost = obj.get("total_cost_usd")
+        cost = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+        model_usage = obj.get("modelUsage")
+        if isinstance(model_usage, dict) and model_usage:
+            for model, mu in model_usage.items():
+                if not isinstance(mu, dict):
+                    continue
+                c = mu.get("costUSD", mu.get("cost_usd"))
+                out.append(self.ev(USAGE, rec, data={
+                    "model": model, "message_id": None, **usage_fields(mu),
+                    "cost_usd": c if isinstance(c, (int, float)) and not isinstance(c, bool) else None,
+                    "scope": "session"}))
+        elif isinstance(obj.get("usage"), dict):
+            out.append(self.ev(USAGE, rec, data={
+                "model": self.model, "message_id": None, **usage_fields(obj["usage"]), "cost_usd": cost,
+                "scope": "session"}))
+        result = obj.get("result")
+        if is_error or (isinstance(sub, str) and sub != "success"):
+            errs = obj.get("errors")
+            message = result if isinstance(result, str) and result else (
+                "; ".join(map(str, errs)) if isinstance(errs, list) and errs else f"result {sub}")
+            out.append(self.ev(ERROR, rec, data={"message": message, "code": obj.get("api_error_status") or sub,
+                                                 "fatal": True}))
+            self.error_result = rec
+            self.find(ERROR_SEV, "cc-result-error",
+                      f"result subtype {sub!r} with is_error {obj.get('is_error')!r}: {str(message)[:120]}", rec)
+        elif result == "" or (result is None and sub == "success"):
+            self.find(WARNING, "cc-empty-result", "successful result with empty result text", rec)
+        denials = obj.get("permission_denials")
+        if isinstance(denials, list) and denials:
+            names = sorted({str(d.get("tool_name")) for d in denials if isinstance(d, dict)})
+            self.find(WARNING, "cc-permission-denied",
+                      f"{len(denials)} permission denial(s): {', '.join(names)}", rec)
+        out.append(self.ev(TURN_ENDED, rec, data={
+            "stop_reason": obj.get("stop_reason"), "is_error": is_error or (isinstance(sub, str) and sub != "success"),
+            "result": result, "subtype": sub, "num_turns": obj.get("num_turns"),
+            "duration_ms": obj.get("duration_ms"), "cost_usd": cost}))
+        self.in_turn = False
+        return out
+
+    # --- partial messages ---------------------------------------------------------------------------
+    def _stream_event(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        ev = obj.get("event")
+        if ev.__class__ is not dict:
+            return [self.unparsed(rec, "stream_event without an event object")]
+        et = ev.get("type")
+        if et == "content_block_delta":
+            delta = ev.get("delta")
+            if delta.__class__ is dict:
+                dt = delta.get("type")
+                spec = _DELTA_FIELD.get(dt)
+                if spec is not None:
+                    block = self.blocks.get(ev.get("index"))
+                    if block is None:
+                        return [self.unparsed(rec, "delta for a content block that was not started")]
+                    return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),
+                                  self.dialect, block[1], block[0], "assistant", {spec[1]: delta.get(spec[0])})]
+                if dt in _QUIET_DELTAS:
+                    return []
+            return [self.unparsed(rec, f"unknown content_block_delta {delta!r:.60}")]
+        if et in _QUIET_STREAM:
+            return []
+        out: list[Event] = []
+        if et == "message_start":
+            msg = ev.get("message")
+            if msg.__class__ is not dict:
+                return [self.unparsed(rec, "message_start without a message")]
+            self._content_started(rec, out)
+            mid = msg.get("id") if isinstance(msg.get("id"), str) else None
+            self.stream_mid = mid
+            self.blocks = {}
+            usage = msg.get("usage")
+            if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+                if mid is not None:
+                    self.usage_seen.add(mid)
+                out.append(self.ev(USAGE, rec, data={
+                    "model": msg.get("model") or self.model, "message_id": mid, **usage_fields(usage),
+                    "scope": "message", "snapshot": True}))
+            return out
+        if et == "content_block_start":
+            block = ev.get("content_block")
+            if block.__class__ is not dict:
+                return [self.unparsed(rec, "content_block_start without a block")]
+            item = _BLOCK_ITEM.get(block.get("type"))
+            if item is None:
+                return [self.unparsed(rec, f"unknown content block type {block.get('type')!r}")]
+            idx = ev.get("index")
+            if item == TOOL_CALL:
+                iid = block.get("id") if isinstance(block.get("id"), str) else f"{self.stream_mid}:{idx}"
+                data = {"name": block.get("name"), "call_id": block.get("id")}
+            else:
+                iid = f"{self.stream_mid}:{idx}"
+                data = {}
+            self.blocks[idx] = (iid, item)
+            return [self.ev(ITEM_STARTED, rec, item, iid, "assistant", data)]
+        if et == "message_delta":
+            usage = ev.get("usage")
+            if usage.__class__ is dict:
+                data = {"model": self.model, "message_id": self.stream_mid, "scope": "message"}
+                for k, v in usage_fields(usage).items():
+                    if v or k == "output_tokens":
+                        data[k] = v
+                out.append(self.ev(USAGE, rec, data=data))
+            return out
+        if et == "error":
+            err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
+            out.append(self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True}))
+            return out
+        return [self.unparsed(rec, f"unknown stream event type {et!r}")]
+
+    # --- control protocol -----------------------------------------------------------------------------
+    def _control_request(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        req = obj.get("request")
+        if req.__class__ is not dict:
+            return [self.unparsed(rec, "control_request without a request object")]
+        rid = obj.get("request_id")
+        self.control_pending[str(rid)] = rec
+        sub = req.get("subtype")
+        data: dict[str, Any] = {"control": sub, "request_id": rid}
+        if sub == "can_use_tool":
+            data.update(tool_name=req.get("tool_name"), input=req.get("input"), call_id=req.get("tool_use_id"))
+            text = f"permission request: {req.get('tool_name')}"
+        else:
+            data["request"] = req
+            text = f"control request: {sub}"
+        return [self.status(rec, text, **data)]
+
+    def _answer(self, rid: Any) -> dict[str, Any] | None:
+        if isinstance(rid, str) and rid in self.control_pending:
+            return self.control_pending.pop(rid)
+        if self.control_pending:  # ids normalized away (seen in public samples): answer the oldest
+            return self.control_pending.pop(next(iter(self.control_pending)))
+        return None
+
+    def _control_response(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        resp = obj.get("response")
+        if resp.__class__ is not dict:
+            return [self.unparsed(rec, "control_response without a response object")]
+        self._answer(resp.get("request_id"))
+        inner = resp.get("response") if isinstance(resp.get("response"), dict) else {}
+        behavior = inner.get("behavior")
+        data = {"control": "response", "request_id": resp.get("request_id"), "subtype": resp.get("subtype"),
+                "behavior": behavior}
+        out = [self.status(rec, f"control response: {resp.get('subtype')}" + (f" ({behavior})" if behavior else ""),
+                           **data)]
+        if behavior == "deny":
+            self.find(WARNING, "cc-permission-denied", f"permission denied: {inner.get('message', '')}"[:160], rec)
+        if resp.get("subtype") == "error":
+            out.append(self.ev(ERROR, rec, data={"message": resp.get("error"), "code": "control", "fatal": False}))
+        return out
+
+    def _control_cancel(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        self._answer(obj.get("request_id"))
+        return [self.status(rec, "control request cancelled", control="cancel", request_id=obj.get("request_id"))]
+
+    # --- end ----------------------------------------------------------------------------------------------
+    def on_close(self, rec: dict[str, Any]) -> list[Event]:
+        out = super().on_close(rec)
+        if out:
+            self._exit_rules(rec)
+        return out
+
+    def _exit_rules(self, rec: dict[str, Any]) -> None:
+        if self.error_result is not None and self.exit_code == 0:
+            self.find(ERROR_SEV, "cc-error-exit-0",
+                      "the result says is_error but the process exited 0", self.error_result)
+        elif self.exit_code not in (None, 0) and self.error_result is None:
+            self.find(WARNING, "process-exit-nonzero", f"the process exited {self.exit_code} without an error result", rec)
+
+    def on_finish(self) -> list[Event]:
+        if self.saw_content and self.results == 0:
+            self.find(ERROR_SEV, "cc-missing-result", "the stream ended without a result line", seq=self.last_seq)
+        elif self.in_turn:
+            self.find(ERROR_SEV, "cc-missing-result", "the last turn has no result line", seq=self.last_seq)
+        if not self.saw_init and self.results and not self.saw_content:
+            self.find(ERROR_SEV, "cc-missing-init", "a result without any system/init line", seq=self.last_seq)
+        for cid, (name, seq, ch) in self.tool_uses.items():
+            self.find(ERROR_SEV, "cc-tool-use-without-result", f"tool_use {name} ({cid}) never got a tool_result",
+                      seq=seq, ch=ch)
+        for rid, req in self.control_pending.items():
+            self.find(INFO, "cc-control-unanswered", f"control_request {rid} got no control_response", req)
+        return super().on_finish()
+
+
+_VOLATILE = (
+    "session_id", "uuid", "message.id", "request_id", "**.tool_use_id", "message.content[*].id",
+    "duration_ms", "duration_api_ms", "ttft_ms", "ttft_stream_ms", "time_to_request_ms", "event.message.id",
+    "event.content_block.id", "timestamp", "request.tool_use_id", "response.request_id", "memory_paths",
+    "cwd",
+)
+
+RULES = (
+    ("cc-missing-init", ERROR_SEV, "assistant output (or a result) without a system/init line before it"),
+    ("cc-missing-result", ERROR_SEV, "the stream (or its last turn) ended without a result line"),
+    ("cc-result-error", ERROR_SEV, "a result with is_error true or an error subtype (never inferred from subtype alone)"),
+    ("cc-error-exit-0", ERROR_SEV, "the result says is_error while the process exited 0"),
+    ("process-exit-nonzero", WARNING, "the process exited non-zero without an error result"),
+    ("cc-empty-result", WARNING, "a successful result whose result text is empty"),
+    ("cc-tool-use-without-result", ERROR_SEV, "a tool_use id that no tool_result answered"),
+    ("cc-permission-denied", WARNING, "permission_denials in a result, or a control_response with behavior deny"),
+    ("cc-control-unanswered", INFO, "a control_request without a control_response"),
+    ("invalid-json", ERROR_SEV, "a stdout/stdin line that is not JSON"),
+)
+
+DIALECT = Dialect(
+    name="claude-code",
+    transport="pipe",
+    decoder=ClaudeCodeDecoder,
+    summary="Claude Code stream-json (stdout, and stdin with --input-format stream-json)",
+    volatile=_VOLATILE,
+    rules=RULES,
+)
+
+__all__ = ["ClaudeCodeDecoder", "DIALECT", "STATUS", "result_text", "usage_fields"]

@@ -1,0 +1,156 @@
+"""Codebuff CLI / SDK event stream (PrintModeEvent): `codebuff --json`, SDK `handleEvent`.
+
+Tolerant by design: the fields vary between versions (0.3.x `start` has `agentId`, 0.10.x may not;
+`finish.totalCost` is in credits, not dollars). Also reads the `{"kind": "event"|"chunk"|"result"}`
+wrapper our lab drivers print (`handleEvent` / `handleStreamChunk` / the run's result), where a
+chunk is either a text piece (string) or a structured event object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, Dialect, str_or_none
+from wirecap.dialects.stream import StreamDecoder
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    MESSAGE,
+    REASONING,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    Event,
+)
+
+
+def print_mode_event(dec: Any, rec: dict[str, Any], obj: dict[str, Any], *, in_chunk: bool = False) -> list[Event] | None:
+    """Map one PrintModeEvent object; None when its type is unknown. Shared with codebuff-ws chunks.
+
+    `dec` is the decoder (for `ev`/`status` and turn state: `dec.in_turn`).
+    """
+    t = obj.get("type")
+    agent = str_or_none(obj.get("agentId"))
+    if t == "start":
+        if in_chunk or dec.in_turn:
+            return [dec.status(rec, "start", subtype="start", agent_id=agent)]
+        dec.in_turn = True
+        return [dec.ev(TURN_STARTED, rec, data={"prompt": None, "agent_id": agent,
+                                                "message_history_length": obj.get("messageHistoryLength")})]
+    if t == "text":
+        return [dec.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj.get("text"), "agent_id": agent})]
+    if t == "reasoning_delta":
+        return [dec.ev(ITEM_DELTA, rec, REASONING, None, "assistant", {"text": obj.get("text", obj.get("delta"))})]
+    if t == "tool_call":
+        cid = str_or_none(obj.get("toolCallId"))
+        return [dec.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant",
+                       {"name": obj.get("toolName"), "input": obj.get("input", obj.get("args")), "call_id": cid})]
+    if t == "tool_result":
+        cid = str_or_none(obj.get("toolCallId"))
+        return [dec.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "tool",
+                       {"call_id": cid, "output": obj.get("output", obj.get("result")), "is_error": bool(obj.get("error")),
+                        "name": obj.get("toolName")})]
+    if t in ("subagent_start", "subagent_finish"):
+        return [dec.status(rec, f"{t} {obj.get('agentType') or obj.get('displayName') or agent or ''}".strip(),
+                           subtype=t, agent_id=agent, agent_type=obj.get("agentType"))]
+    if t == "error":
+        return [dec.ev(ERROR, rec, data={"message": obj.get("message"), "code": obj.get("code"), "fatal": False})]
+    if t == "finish":
+        if in_chunk:
+            return [dec.status(rec, "finish", subtype="finish", agent_id=agent, credits=obj.get("totalCost"))]
+        dec.in_turn = False
+        return [dec.ev(TURN_ENDED, rec, data={"stop_reason": "finish", "is_error": False, "agent_id": agent,
+                                              "credits": obj.get("totalCost")})]
+    if t == "download":
+        return [dec.status(rec, f"download {obj.get('status', '')}".strip(), subtype="download",
+                           version=obj.get("version"))]
+    return None
+
+
+class CodebuffEventsDecoder(StreamDecoder):
+    dialect = "codebuff-events"
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.in_turn = False
+        self.started = False
+        self.errors = 0
+
+    def msg_type(self, rec: dict[str, Any]) -> str:
+        obj = rec.get("json")
+        if isinstance(obj, dict) and "kind" in obj and "type" not in obj:
+            inner = obj.get("event")
+            if obj.get("kind") == "event" and isinstance(inner, dict):
+                return str(inner.get("type"))
+            return str(obj.get("kind"))
+        return super().msg_type(rec)
+
+    def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        if not self.started:
+            self.started = True
+            out.append(self.ev(SESSION_STARTED, rec, data={"session_id": None, "model": None}))
+        kind = obj.get("kind") if "type" not in obj else None
+        if kind == "chunk":
+            chunk = obj.get("chunk")
+            if isinstance(chunk, str):
+                out.append(self.ev(ITEM_DELTA, rec, MESSAGE, None, "assistant", {"text": chunk}))
+                return out
+            if isinstance(chunk, dict):
+                mapped = print_mode_event(self, rec, chunk, in_chunk=True)
+                out.extend(mapped if mapped is not None else [self.unparsed(rec, f"unknown chunk type {chunk.get('type')!r}")])
+                return out
+            out.append(self.unparsed(rec, "chunk is neither text nor an object"))
+            return out
+        if kind == "event":
+            inner = obj.get("event")
+            if not isinstance(inner, dict):
+                out.append(self.unparsed(rec, "event wrapper without an event object"))
+                return out
+            obj = inner
+        elif kind == "result":
+            output = obj.get("output")
+            value = output.get("value") if isinstance(output, dict) else None
+            if isinstance(value, list):  # message list: keep the last assistant text
+                texts = [b.get("text") for m in value if isinstance(m, dict) and isinstance(m.get("content"), list)
+                         for b in m["content"] if isinstance(b, dict) and b.get("type") == "text"]
+                value = texts[-1] if texts else value
+            is_error = isinstance(output, dict) and output.get("type") == "error"
+            if is_error:
+                self.find(ERROR_SEV, "cbe-run-error", f"the run ended with an error: {output.get('message')}", rec)
+            out.extend(self.end_session(rec, is_error=is_error, result=value, duration_ms=obj.get("ms")))
+            return out
+        elif kind is not None:
+            out.append(self.unparsed(rec, f"unknown wrapper kind {kind!r}"))
+            return out
+        mapped = print_mode_event(self, rec, obj)
+        if mapped is None:
+            out.append(self.unparsed(rec, f"unknown event type {obj.get('type')!r}"))
+        else:
+            if obj.get("type") == "error":
+                self.find(ERROR_SEV, "cbe-error-event", f"error event: {obj.get('message')}"[:160], rec)
+            out.extend(mapped)
+        return out
+
+    def on_finish(self) -> list[Event]:
+        if self.in_turn:
+            self.find(ERROR_SEV, "cbe-missing-finish", "a start event without its finish event", seq=self.last_seq)
+        return super().on_finish()
+
+
+DIALECT = Dialect(
+    name="codebuff-events",
+    transport="pipe",
+    decoder=CodebuffEventsDecoder,
+    summary="Codebuff CLI/SDK print-mode events (JSONL on stdout)",
+    volatile=("ms", "sessionStateKeys", "**.sentAt", "**.toolCallId", "event.toolCallId"),
+    rules=(
+        ("cbe-missing-finish", ERROR_SEV, "a start event whose finish never came"),
+        ("cbe-error-event", ERROR_SEV, "an error event"),
+        ("cbe-run-error", ERROR_SEV, "the run's result is an error output"),
+        ("invalid-json", ERROR_SEV, "a line that is not JSON"),
+    ),
+)

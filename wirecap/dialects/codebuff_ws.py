@@ -1,0 +1,356 @@
+"""Codebuff WebSocket protocol (`/ws`): legacy CLI 1.0.x, SDK 0.3.x, LLM Interactive Proxy backend.
+
+Envelopes: client `identify` / `subscribe` / `unsubscribe` / `ping` / `action` (with `txid`), server
+`ack` (with the txid) and `action`. Traps (docs/dialects/codebuff-ws.md):
+- `response-chunk.chunk` is either a text piece or a structured event object (start, finish, ...);
+- CLI 1.0.x sends `user-input` (not `prompt`) and answers tool calls with a new `user-input` whose
+  last message starts with `[TOOL_RESULT]`; it ends a prompt with `response-complete`;
+- SDK 0.3.x sends `prompt` with the whole `sessionState` and the API key in `authToken`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, str_or_none, text_of
+from wirecap.dialects.codebuff_events import print_mode_event
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    MESSAGE,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    USAGE,
+    Event,
+)
+
+TOOL_RESULT_PREFIX = "[TOOL_RESULT]"
+
+
+def _last_user_text(messages: Any) -> str | None:
+    if not isinstance(messages, list):
+        return None
+    for m in reversed(messages):
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, str):
+                return c
+            if isinstance(c, list):
+                return "\n".join(str(b.get("text", "")) for b in c if isinstance(b, dict) and b.get("type") == "text")
+    return None
+
+
+class CodebuffWsDecoder(Decoder):
+    dialect = "codebuff-ws"
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.open_t: float | None = None
+        self.started = False
+        self.in_turn = False
+        self.pending_acks: dict[Any, dict[str, Any]] = {}
+        self.acked: set[Any] = set()
+        self.prompts: dict[str, dict[str, Any]] = {}
+        self.known_prompts: set[str] = set()
+        self.tool_requests: dict[str, dict[str, Any]] = {}
+        self.read_requests: dict[str, dict[str, Any]] = {}
+        self.pings: list[float] = []
+        self.first_t: float | None = None
+
+    def msg_type(self, rec: dict[str, Any]) -> str:
+        obj = rec.get("json")
+        if isinstance(obj, dict):
+            data = obj.get("data")
+            if obj.get("type") == "action" and isinstance(data, dict) and isinstance(data.get("type"), str):
+                return data["type"]
+        return super().msg_type(rec)
+
+    def _session(self, rec: dict[str, Any], out: list[Event], **data: Any) -> None:
+        if not self.started:
+            self.started = True
+            out.append(self.ev(SESSION_STARTED, rec, data={"session_id": None, "model": None, **data}))
+
+    def on_open(self, rec: dict[str, Any]) -> list[Event]:
+        self.open_t = rec.get("t")
+        return []
+
+    def on_msg(self, rec: dict[str, Any]) -> list[Event]:
+        if self.first_t is None:
+            self.first_t = rec.get("t", 0.0)
+        obj = rec.get("json")
+        if not isinstance(obj, dict):
+            if "json" in rec:
+                return [self.unparsed(rec, f"a JSON {type(obj).__name__} where an envelope object was expected")]
+            self.find(ERROR_SEV, "invalid-json", "a WebSocket frame that is not JSON", rec)
+            return [self.unparsed(rec, "not JSON" if text_of(rec) is not None else "binary frame")]
+        et = obj.get("type")
+        c2s = rec.get("dir") == "c2s"
+        if c2s:
+            txid = obj.get("txid")
+            if txid is not None:
+                if txid in self.pending_acks or txid in self.acked:
+                    self.find(WARNING, "cb-txid-reused", f"txid {txid} used again by the client", rec)
+                self.pending_acks[txid] = rec
+            if et == "action":
+                return self._client_action(rec, obj)
+            if et == "ping":
+                self.pings.append(rec.get("t", 0.0))
+                return []
+            if et in ("identify", "subscribe", "unsubscribe"):
+                out: list[Event] = []
+                if et == "identify":
+                    self._session(rec, out, client_session_id=obj.get("clientSessionId"))
+                out.append(self.status(rec, et, subtype=et, topics=obj.get("topics")))
+                return out
+            return [self.unparsed(rec, f"unknown client envelope type {et!r}")]
+        if et == "ack":
+            return self._ack(rec, obj)
+        if et == "action":
+            return self._server_action(rec, obj)
+        if et == "pong":
+            return []
+        return [self.unparsed(rec, f"unknown server envelope type {et!r}")]
+
+    # --- acks -------------------------------------------------------------------------------------------
+    def _ack(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        txid = obj.get("txid")
+        req = self.pending_acks.pop(txid, None)
+        if req is None:
+            if txid in self.acked:
+                self.find(ERROR_SEV, "cb-ack-duplicate", f"txid {txid} acked more than once", rec)
+            else:
+                self.find(WARNING, "cb-ack-unknown", f"ack for txid {txid} that no client frame carried", rec)
+        else:
+            self.acked.add(txid)
+            latency = rec.get("t", 0.0) - req.get("t", 0.0)
+            if latency > self.options["ack_latency"]:
+                self.find(WARNING, "cb-ack-latency", f"txid {txid} acked after {latency:.3f} s "
+                          f"(limit {self.options['ack_latency']:g} s)", rec)
+        if obj.get("success") is False:
+            msg = obj.get("error") or obj.get("message") or "ack success false"
+            self.find(ERROR_SEV, "cb-ack-failed", f"txid {txid} acked with success false: {msg}"[:160], rec)
+            return [self.ev(ERROR, rec, data={"message": str(msg), "code": "ack", "fatal": False, "txid": txid})]
+        return []
+
+    # --- client actions ---------------------------------------------------------------------------------
+    def _client_action(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            return [self.unparsed(rec, "action without a data object")]
+        at = data.get("type")
+        out: list[Event] = []
+        if at == "init":
+            fc = data.get("fileContext") if isinstance(data.get("fileContext"), dict) else {}
+            self._session(rec, out, fingerprint_id=data.get("fingerprintId"),
+                          cwd=fc.get("currentWorkingDirectory") or fc.get("cwd"))
+            out.append(self.status(rec, "init", subtype="init"))
+            return out
+        if at == "prompt":
+            pid = str_or_none(data.get("promptId"))
+            state = data.get("sessionState")
+            fc = state.get("fileContext") if isinstance(state, dict) and isinstance(state.get("fileContext"), dict) else {}
+            self._session(rec, out, fingerprint_id=data.get("fingerprintId"), cwd=fc.get("cwd"))
+            self._open_prompt(pid, rec)
+            out.append(self.ev(TURN_STARTED, rec, id=pid, data={
+                "prompt": data.get("prompt"), "prompt_id": pid, "agent_id": data.get("agentId"),
+                "cost_mode": data.get("costMode"), "session_state": isinstance(state, dict),
+                "tool_results": len(data["toolResults"]) if isinstance(data.get("toolResults"), list) else None}))
+            return out
+        if at == "user-input":
+            uid = str_or_none(data.get("userInputId"))
+            text = _last_user_text(data.get("messages"))
+            self._session(rec, out, fingerprint_id=data.get("fingerprintId"))
+            if isinstance(text, str) and text.startswith(TOOL_RESULT_PREFIX):
+                self._open_prompt(uid, rec)
+                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, uid, "user",
+                                   {"call_id": None, "output": text[len(TOOL_RESULT_PREFIX):].lstrip(), "is_error": False}))
+                return out
+            self._open_prompt(uid, rec)
+            out.append(self.ev(TURN_STARTED, rec, id=uid, data={"prompt": text, "prompt_id": uid}))
+            return out
+        if at == "read-files-response":
+            rid = str_or_none(data.get("requestId"))
+            self.read_requests.pop(rid or "", None)
+            files = data.get("files")
+            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, rid, "user", {
+                "call_id": rid, "output": sorted(files) if isinstance(files, dict) else files, "is_error": False,
+                "name": "read_files"}))
+            return out
+        if at == "tool-call-response":
+            rid = str_or_none(data.get("requestId"))
+            self.tool_requests.pop(rid or "", None)
+            ok = data.get("success")
+            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, rid, "user", {
+                "call_id": rid, "output": data.get("output", data.get("result", data.get("error"))),
+                "is_error": ok is False}))
+            return out
+        if at == "cancel-user-input":
+            pid = str_or_none(data.get("promptId") or data.get("userInputId"))
+            self.prompts.pop(pid or "", None)
+            out.append(self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": "cancelled", "is_error": False,
+                                                              "prompt_id": pid}))
+            return out
+        if at == "mcp-tool-data":
+            out.append(self.status(rec, "mcp-tool-data", subtype=at, request_id=data.get("requestId")))
+            return out
+        return [self.unparsed(rec, f"unknown client action {at!r}")]
+
+    def _open_prompt(self, pid: str | None, rec: dict[str, Any]) -> None:
+        if pid is not None:
+            self.prompts[pid] = rec
+            self.known_prompts.add(pid)
+        self.in_turn = True
+
+    def _close_prompt(self, pid: str | None) -> None:
+        if pid is not None:
+            self.prompts.pop(pid, None)
+        self.in_turn = bool(self.prompts)
+
+    # --- server actions ---------------------------------------------------------------------------------
+    def _chunk_prompt(self, rec: dict[str, Any], pid: str | None) -> None:
+        if pid is not None and pid not in self.known_prompts:
+            self.known_prompts.add(pid)
+            self.find(WARNING, "cb-chunk-unknown-prompt", f"chunk for prompt id {pid} that no prompt opened", rec)
+
+    def _server_action(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            return [self.unparsed(rec, "action without a data object")]
+        at = data.get("type")
+        if at == "response-chunk":
+            pid = str_or_none(data.get("userInputId") or data.get("promptId"))
+            self._chunk_prompt(rec, pid)
+            chunk = data.get("chunk")
+            if isinstance(chunk, str):
+                return [self.ev(ITEM_DELTA, rec, MESSAGE, pid, "assistant", {"text": chunk})]
+            if isinstance(chunk, dict):
+                mapped = print_mode_event(self, rec, chunk, in_chunk=True)
+                if mapped is not None:
+                    return mapped
+                return [self.unparsed(rec, f"unknown structured chunk type {chunk.get('type')!r}")]
+            return [self.unparsed(rec, "response-chunk whose chunk is neither text nor an object")]
+        if at == "subagent-response-chunk":
+            pid = str_or_none(data.get("userInputId") or data.get("promptId"))
+            self._chunk_prompt(rec, pid)
+            chunk = data.get("chunk")
+            return [self.ev(ITEM_DELTA, rec, MESSAGE, str_or_none(data.get("agentId")) or pid, "subagent",
+                            {"text": chunk if isinstance(chunk, str) else None, "chunk": None if isinstance(chunk, str) else chunk,
+                             "agent_id": data.get("agentId"), "agent_type": data.get("agentType")})]
+        if at == "handlesteps-log-chunk":
+            return [self.status(rec, str(data.get("chunk", "")), subtype=at, agent_id=data.get("agentId"))]
+        if at in ("prompt-response", "response-complete"):
+            pid = str_or_none(data.get("promptId") or data.get("userInputId"))
+            if pid not in self.prompts:
+                self._chunk_prompt(rec, pid)
+            self._close_prompt(pid)
+            out: list[Event] = []
+            if at == "response-complete" and isinstance(data.get("response"), str):
+                out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, pid, "assistant", {"text": data["response"]}))
+            output = data.get("output")
+            out.append(self.ev(TURN_ENDED, rec, id=pid, data={
+                "stop_reason": at, "is_error": isinstance(output, dict) and output.get("type") == "error",
+                "prompt_id": pid, "result": output.get("value") if isinstance(output, dict) else data.get("response")}))
+            return out
+        if at == "prompt-error":
+            pid = str_or_none(data.get("promptId") or data.get("userInputId"))
+            self._close_prompt(pid)
+            msg = data.get("message") or data.get("error")
+            self.find(ERROR_SEV, "cb-prompt-error", f"prompt {pid} failed: {msg}"[:160], rec)
+            return [self.ev(ERROR, rec, data={"message": msg, "code": data.get("error"), "fatal": True}),
+                    self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": "prompt-error", "is_error": True,
+                                                          "prompt_id": pid})]
+        if at == "read-files":
+            rid = str_or_none(data.get("requestId"))
+            self.read_requests[rid or ""] = rec
+            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, rid, "assistant", {
+                "name": "read_files", "input": {"filePaths": data.get("filePaths")}, "call_id": rid})]
+        if at == "tool-call-request":
+            rid = str_or_none(data.get("requestId"))
+            self.tool_requests[rid or ""] = rec
+            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, rid, "assistant", {
+                "name": data.get("toolName"), "input": data.get("input"), "call_id": rid,
+                "timeout_ms": data.get("timeout")})]
+        if at == "init-response" or at == "usage-response":
+            return [self.status(rec, at, subtype=at, usage=data.get("usage"), limit=data.get("limit"))]
+        if at == "message-cost-response":
+            return [self.ev(USAGE, rec, data={"model": None, "message_id": data.get("promptId"), "credits": data.get("credits"),
+                                              "scope": "prompt"})]
+        if at == "action-error":
+            msg = data.get("message") or data.get("error")
+            self.find(ERROR_SEV, "cb-action-error", f"action-error: {msg}"[:160], rec)
+            return [self.ev(ERROR, rec, data={"message": msg, "code": data.get("error"), "fatal": False})]
+        if at == "request-reconnect":
+            return [self.status(rec, "request-reconnect", subtype=at)]
+        if at == "request-mcp-tool-data":
+            return [self.status(rec, "request-mcp-tool-data", subtype=at, request_id=data.get("requestId"))]
+        return [self.unparsed(rec, f"unknown server action {at!r}")]
+
+    # --- end ----------------------------------------------------------------------------------------------
+    def on_close(self, rec: dict[str, Any]) -> list[Event]:
+        self._end_checks(rec.get("t", self.last_t))
+        return self.end_session(rec, code=rec.get("code"), reason=rec.get("reason"), by=rec.get("by"))
+
+    def _end_checks(self, end_t: float) -> None:
+        if getattr(self, "_checked", False):
+            return
+        self._checked = True
+        for txid, req in self.pending_acks.items():
+            self.find(ERROR_SEV, "cb-ack-missing", f"client frame with txid {txid} was never acked", req)
+        for pid, req in self.prompts.items():
+            self.find(ERROR_SEV, "cb-prompt-unanswered", f"prompt {pid} got neither prompt-response nor prompt-error", req)
+        for rid, req in self.tool_requests.items():
+            timeout = req.get("json", {}).get("data", {}).get("timeout")
+            limit = timeout / 1000 if isinstance(timeout, (int, float)) and timeout > 0 else self.options["tool_call_timeout"]
+            waited = end_t - req.get("t", 0.0)
+            self.find(ERROR_SEV, "cb-tool-call-unanswered",
+                      f"tool-call-request {rid} unanswered ({'timed out' if waited > limit else 'stream ended'} after "
+                      f"{waited:.1f} s, timeout {limit:g} s)", req)
+        for rid, req in self.read_requests.items():
+            self.find(ERROR_SEV, "cb-read-files-unanswered", f"read-files {rid} got no read-files-response", req)
+        start = self.open_t if self.open_t is not None else self.first_t
+        if start is None:
+            return
+        timeout = self.options["heartbeat_timeout"]
+        marks = [start, *self.pings, end_t]
+        if end_t - start <= timeout:
+            return
+        for a, b in zip(marks, marks[1:], strict=False):
+            if b - a > timeout:
+                self.find(WARNING, "cb-heartbeat-gap",
+                          f"no client ping for {b - a:.1f} s (timeout {timeout:g} s, interval "
+                          f"{self.options['heartbeat_interval']:g} s) between t={a:.3f} and t={b:.3f}", seq=self.last_seq)
+
+    def on_finish(self) -> list[Event]:
+        self._end_checks(self.last_t)
+        return []
+
+
+DIALECT = Dialect(
+    name="codebuff-ws",
+    transport="ws",
+    decoder=CodebuffWsDecoder,
+    summary="Codebuff WebSocket protocol at /ws (CLI 1.0.x, SDK 0.3.x)",
+    volatile=("txid", "data.txid", "data.promptId", "data.userInputId", "data.fingerprintId", "data.requestId",
+              "data.authToken", "data.sessionState", "data.fileContext", "**.lastReadTime", "data.next_quota_reset",
+              "data.chunk.messageHistoryLength", "**.sentAt"),
+    rules=(
+        ("cb-ack-missing", ERROR_SEV, "a client frame with a txid that no ack answered"),
+        ("cb-ack-duplicate", ERROR_SEV, "a txid acked more than once"),
+        ("cb-ack-unknown", WARNING, "an ack for a txid no client frame carried"),
+        ("cb-ack-failed", ERROR_SEV, "an ack with success false"),
+        ("cb-ack-latency", WARNING, "an ack later than `ack_latency` seconds"),
+        ("cb-txid-reused", WARNING, "the client reused a txid"),
+        ("cb-heartbeat-gap", WARNING, "no client ping for longer than `heartbeat_timeout` on a connection that lasted longer"),
+        ("cb-prompt-unanswered", ERROR_SEV, "a prompt / user-input with neither prompt-response (response-complete) nor prompt-error"),
+        ("cb-prompt-error", ERROR_SEV, "a prompt-error from the server"),
+        ("cb-chunk-unknown-prompt", WARNING, "a chunk or response for a prompt id no prompt opened"),
+        ("cb-tool-call-unanswered", ERROR_SEV, "a tool-call-request without tool-call-response (timed out or stream ended)"),
+        ("cb-read-files-unanswered", ERROR_SEV, "a read-files without read-files-response"),
+        ("cb-action-error", ERROR_SEV, "an action-error from the server"),
+        ("invalid-json", ERROR_SEV, "a frame that is not JSON"),
+    ),
+)

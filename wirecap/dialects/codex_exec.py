@@ -1,0 +1,141 @@
+"""Codex CLI `codex exec --json` events: thread.started, turn.*, item.{started,updated,completed}, error.
+
+Items carry a `type`: agent_message, reasoning, command_execution, file_change, mcp_tool_call,
+web_search, todo_list, error. Tool-like items become a tool_call (and, when completed, a
+tool_result with the output). Usage comes per turn (`turn.completed.usage`), in OpenAI terms:
+`input_tokens` includes `cached_input_tokens`, so the universal input is the difference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.stream import StreamDecoder
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_STARTED,
+    MESSAGE,
+    REASONING,
+    SESSION_STARTED,
+    STATUS,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    USAGE,
+    Event,
+)
+
+_TOOL_ITEMS = {
+    "command_execution": lambda it: ("shell", {"command": it.get("command")}),
+    "file_change": lambda it: ("apply_patch", {"changes": it.get("changes")}),
+    "mcp_tool_call": lambda it: (f"{it.get('server')}/{it.get('tool')}", it.get("arguments")),
+    "web_search": lambda it: ("web_search", {"query": it.get("query")}),
+}
+
+
+class CodexExecDecoder(StreamDecoder):
+    dialect = "codex-exec"
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.in_turn = False
+        self.turns = 0
+        self.open_items: dict[str, dict[str, Any]] = {}
+
+    def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        t = obj.get("type")
+        if t == "thread.started":
+            return [self.ev(SESSION_STARTED, rec, data={"session_id": str_or_none(obj.get("thread_id")), "model": None})]
+        if t == "turn.started":
+            self.in_turn = True
+            return [self.ev(TURN_STARTED, rec, data={"prompt": None})]
+        if t == "turn.completed":
+            self.in_turn = False
+            self.turns += 1
+            out: list[Event] = []
+            u = obj.get("usage")
+            if isinstance(u, dict):
+                cached = num(u.get("cached_input_tokens"))
+                out.append(self.ev(USAGE, rec, data={
+                    "model": None, "message_id": f"turn-{self.turns}",
+                    "input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
+                    "cache_read_tokens": cached, "cache_creation_tokens": num(u.get("cache_write_input_tokens")),
+                    "reasoning_tokens": num(u.get("reasoning_output_tokens")), "scope": "turn"}))
+            out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": "completed", "is_error": False}))
+            return out
+        if t == "turn.failed":
+            self.in_turn = False
+            err = obj.get("error") if isinstance(obj.get("error"), dict) else {}
+            self.find(ERROR_SEV, "codex-turn-failed", f"turn failed: {err.get('message')}"[:160], rec)
+            return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": None, "fatal": True}),
+                    self.ev(TURN_ENDED, rec, data={"stop_reason": "failed", "is_error": True})]
+        if t == "error":
+            self.find(ERROR_SEV, "codex-error", f"error event: {obj.get('message')}"[:160], rec)
+            return [self.ev(ERROR, rec, data={"message": obj.get("message"), "code": None, "fatal": False})]
+        if t in ("item.started", "item.updated", "item.completed"):
+            item = obj.get("item")
+            if not isinstance(item, dict):
+                return [self.unparsed(rec, f"{t} without an item object")]
+            return self._item(rec, t, item)
+        return [self.unparsed(rec, f"unknown event type {t!r}")]
+
+    def _item(self, rec: dict[str, Any], t: str, item: dict[str, Any]) -> list[Event]:
+        it = item.get("type")
+        iid = str_or_none(item.get("id"))
+        done = t == "item.completed"
+        phase = ITEM_COMPLETED if done else (ITEM_STARTED if t == "item.started" else ITEM_DELTA)
+        if it == "agent_message":
+            return [self.ev(phase, rec, MESSAGE, iid, "assistant", {"text": item.get("text")})]
+        if it == "reasoning":
+            return [self.ev(phase, rec, REASONING, iid, "assistant", {"text": item.get("text")})]
+        if it in _TOOL_ITEMS:
+            name, inp = _TOOL_ITEMS[it](item)
+            out = []
+            if t == "item.started":
+                self.open_items[iid or ""] = rec
+                return [self.ev(ITEM_STARTED, rec, TOOL_CALL, iid, "assistant", {"name": name, "input": inp, "call_id": iid})]
+            if not done:
+                return [self.ev(ITEM_DELTA, rec, TOOL_CALL, iid, "assistant", {"status": item.get("status")})]
+            self.open_items.pop(iid or "", None)
+            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, iid, "assistant", {"name": name, "input": inp, "call_id": iid}))
+            output = item.get("aggregated_output", item.get("result", item.get("error")))
+            exit_code = item.get("exit_code")
+            failed = item.get("status") == "failed" or (isinstance(exit_code, int) and exit_code != 0) or bool(item.get("error"))
+            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, iid, "tool",
+                               {"call_id": iid, "output": output, "is_error": failed, "exit_code": exit_code}))
+            return out
+        if it == "todo_list":
+            return [self.status(rec, "todo list", subtype="todo_list", items=item.get("items"))]
+        if it == "error":
+            return [self.ev(ERROR, rec, data={"message": item.get("message"), "code": None, "fatal": False})]
+        return [self.unparsed(rec, f"unknown item type {it!r}")]
+
+    def on_finish(self) -> list[Event]:
+        if self.in_turn:
+            self.find(ERROR_SEV, "codex-missing-turn-end", "turn.started without turn.completed or turn.failed",
+                      seq=self.last_seq)
+        for iid, rec in self.open_items.items():
+            self.find(ERROR_SEV, "codex-item-unfinished", f"item {iid} started but never completed", rec)
+        return super().on_finish()
+
+
+DIALECT = Dialect(
+    name="codex-exec",
+    transport="pipe",
+    decoder=CodexExecDecoder,
+    summary="Codex CLI exec --json events (JSONL on stdout)",
+    volatile=("thread_id", "item.id"),
+    rules=(
+        ("codex-missing-turn-end", ERROR_SEV, "turn.started without turn.completed / turn.failed"),
+        ("codex-item-unfinished", ERROR_SEV, "an item.started tool item never completed"),
+        ("codex-turn-failed", ERROR_SEV, "a turn.failed event"),
+        ("codex-error", ERROR_SEV, "an error event"),
+        ("invalid-json", ERROR_SEV, "a line that is not JSON"),
+    ),
+)
+
+__all__ = ["CodexExecDecoder", "DIALECT", "STATUS"]

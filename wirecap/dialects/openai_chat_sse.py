@@ -1,0 +1,156 @@
+"""OpenAI Chat Completions over HTTP + SSE (`POST .../chat/completions`): Codebuff today, CodeBuddy, opencode.
+
+Chunks carry `choices[].delta` (content, reasoning_content / reasoning, tool_calls by index with
+the id and name first and argument pieces after) and `finish_reason`; `usage` may come in a last
+chunk with empty `choices` (`stream_options.include_usage`). `data: [DONE]` is the terminal event.
+Usage in OpenAI terms: `prompt_tokens` includes `prompt_tokens_details.cached_tokens`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.anthropic_sse import RULES
+from wirecap.dialects.base import Dialect, num
+from wirecap.dialects.http_base import HttpDecoder, parse_args
+from wirecap.events import (
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_STARTED,
+    MESSAGE,
+    REASONING,
+    TOOL_CALL,
+    USAGE,
+    Event,
+)
+
+
+def openai_usage(u: dict[str, Any]) -> dict[str, Any]:
+    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    cached = num(details.get("cached_tokens"))
+    out_details = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
+    return {"input_tokens": max(num(u.get("prompt_tokens")) - cached, 0), "output_tokens": num(u.get("completion_tokens")),
+            "cache_read_tokens": cached, "cache_creation_tokens": 0,
+            "reasoning_tokens": num(out_details.get("reasoning_tokens"))}
+
+
+class OpenAIChatDecoder(HttpDecoder):
+    dialect = "openai-chat-sse"
+    terminal_name = "data: [DONE]"
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.cid: str | None = None
+        self.text: dict[tuple[int, str], list[str]] = {}
+        self.tools: dict[tuple[int, int], dict[str, Any]] = {}
+        self.stop_reason: str | None = None
+
+    def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
+        if "error" in obj and "choices" not in obj:
+            self.terminal = True
+            return self.end_turn(rec, self.error_event(rec, obj.get("error")), stop_reason="error", is_error=True)
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            return [self.unparsed(rec, "chunk without choices")]
+        if isinstance(obj.get("id"), str):
+            self.cid = obj["id"]
+        if isinstance(obj.get("model"), str):
+            self.model = obj["model"]
+        out: list[Event] = []
+        for ch in choices:
+            if not isinstance(ch, dict):
+                out.append(self.unparsed(rec, "choice is not an object"))
+                continue
+            ci = ch.get("index", 0) if isinstance(ch.get("index", 0), int) else 0
+            delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
+            for key, item in (("content", MESSAGE), ("reasoning_content", REASONING), ("reasoning", REASONING)):
+                piece = delta.get(key)
+                if isinstance(piece, str) and piece:
+                    acc = self.text.get((ci, item))
+                    iid = f"{self.cid}:{ci}:{item}"
+                    if acc is None:
+                        acc = self.text[(ci, item)] = []
+                        out.append(self.ev(ITEM_STARTED, rec, item, iid, "assistant", {}))
+                    acc.append(piece)
+                    out.append(self.ev(ITEM_DELTA, rec, item, iid, "assistant", {"text": piece}))
+            tcs = delta.get("tool_calls")
+            if isinstance(tcs, list):
+                for tc in tcs:
+                    if not isinstance(tc, dict):
+                        out.append(self.unparsed(rec, "tool call delta is not an object"))
+                        continue
+                    key = (ci, tc.get("index", 0) if isinstance(tc.get("index", 0), int) else 0)
+                    fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+                    state = self.tools.get(key)
+                    if state is None:
+                        call_id = tc.get("id") if isinstance(tc.get("id"), str) else f"{self.cid}:{key[0]}:{key[1]}"
+                        state = self.tools[key] = {"id": call_id, "name": fn.get("name"), "acc": []}
+                        out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, call_id, "assistant",
+                                           {"name": fn.get("name"), "call_id": call_id}))
+                    elif fn.get("name") and not state["name"]:
+                        state["name"] = fn.get("name")
+                    args = fn.get("arguments")
+                    if isinstance(args, str) and args:
+                        state["acc"].append(args)
+                        out.append(self.ev(ITEM_DELTA, rec, TOOL_CALL, state["id"], "assistant", {"arguments": args}))
+            if ch.get("finish_reason"):
+                self.stop_reason = ch["finish_reason"]
+                out.extend(self.complete_open_items(rec))
+        u = obj.get("usage")
+        if isinstance(u, dict):
+            out.append(self.ev(USAGE, rec, data={"model": self.model, "message_id": self.cid, **openai_usage(u),
+                                                 "scope": "message"}))
+        return out
+
+    def complete_open_items(self, rec: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        for (ci, item), acc in self.text.items():
+            out.append(self.ev(ITEM_COMPLETED, rec, item, f"{self.cid}:{ci}:{item}", "assistant", {"text": "".join(acc)}))
+        for state in self.tools.values():
+            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, state["id"], "assistant",
+                               {"name": state["name"], "call_id": state["id"], "input": parse_args("".join(state["acc"]))}))
+        self.text.clear()
+        self.tools.clear()
+        return out
+
+    def on_done(self, rec: dict[str, Any]) -> list[Event]:
+        self.terminal = True
+        out = self.complete_open_items(rec)
+        return self.end_turn(rec, out, stop_reason=self.stop_reason, is_error=False)
+
+    def on_body(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            return [self.unparsed(rec, "chat completion body without choices")]
+        self.cid = obj.get("id") if isinstance(obj.get("id"), str) else None
+        self.model = obj.get("model") or self.model
+        out: list[Event] = []
+        stop = None
+        for ch in choices:
+            msg = ch.get("message") if isinstance(ch, dict) and isinstance(ch.get("message"), dict) else None
+            if msg is None:
+                out.append(self.unparsed(rec, "choice without a message"))
+                continue
+            stop = ch.get("finish_reason")
+            if isinstance(msg.get("content"), str):
+                out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, self.cid, "assistant", {"text": msg["content"]}))
+            for tc in msg.get("tool_calls") or []:
+                fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else {}
+                cid = tc.get("id") if isinstance(tc, dict) else None
+                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant",
+                                   {"name": fn.get("name"), "call_id": cid, "input": parse_args(fn.get("arguments") or "")}))
+        if isinstance(obj.get("usage"), dict):
+            out.append(self.ev(USAGE, rec, data={"model": self.model, "message_id": self.cid,
+                                                 **openai_usage(obj["usage"]), "scope": "message"}))
+        return self.end_turn(rec, out, stop_reason=stop, is_error=False)
+
+
+DIALECT = Dialect(
+    name="openai-chat-sse",
+    transport="http",
+    decoder=OpenAIChatDecoder,
+    summary="OpenAI Chat Completions (POST .../chat/completions), request + SSE chunks",
+    volatile=("id", "created", "system_fingerprint", "choices[*].delta.tool_calls[*].id", "**.tool_call_id",
+              "messages[*].tool_calls[*].id", "user", "metadata"),
+    rules=RULES,
+)

@@ -1,0 +1,140 @@
+"""OpenAI Responses API over HTTP + SSE (`POST .../responses`): what Codex sends.
+
+Events: response.created / in_progress, output_item.added / done (message, function_call,
+reasoning, custom_tool_call, ...), content_part.*, output_text.delta / done,
+function_call_arguments.delta / done, reasoning_summary_text.delta, and the terminal
+response.completed / response.failed / response.incomplete, or error. Usage is in the final
+response: `input_tokens` includes `input_tokens_details.cached_tokens`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.anthropic_sse import RULES
+from wirecap.dialects.base import ERROR_SEV, Dialect, num
+from wirecap.dialects.http_base import HttpDecoder, last_user_text, parse_args
+from wirecap.events import (
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_STARTED,
+    MESSAGE,
+    REASONING,
+    TOOL_CALL,
+    USAGE,
+    Event,
+)
+
+_ITEM = {"message": MESSAGE, "reasoning": REASONING, "function_call": TOOL_CALL, "custom_tool_call": TOOL_CALL,
+         "local_shell_call": TOOL_CALL, "web_search_call": TOOL_CALL, "file_search_call": TOOL_CALL,
+         "mcp_call": TOOL_CALL, "code_interpreter_call": TOOL_CALL, "image_generation_call": TOOL_CALL}
+_QUIET = frozenset(("response.in_progress", "response.content_part.added", "response.content_part.done",
+                    "response.output_text.done", "response.function_call_arguments.done",
+                    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+                    "response.reasoning_summary_text.done", "response.reasoning_text.done",
+                    "response.custom_tool_call_input.done", "response.output_text.annotation.added", "keepalive"))
+_DELTAS = {"response.output_text.delta": (MESSAGE, "text"), "response.function_call_arguments.delta": (TOOL_CALL, "arguments"),
+           "response.custom_tool_call_input.delta": (TOOL_CALL, "arguments"),
+           "response.reasoning_summary_text.delta": (REASONING, "text"), "response.reasoning_text.delta": (REASONING, "text"),
+           "response.refusal.delta": (MESSAGE, "text")}
+
+
+def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
+    d = u.get("input_tokens_details") if isinstance(u.get("input_tokens_details"), dict) else {}
+    od = u.get("output_tokens_details") if isinstance(u.get("output_tokens_details"), dict) else {}
+    cached = num(d.get("cached_tokens"))
+    return {"input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
+            "cache_read_tokens": cached, "cache_creation_tokens": 0, "reasoning_tokens": num(od.get("reasoning_tokens"))}
+
+
+class OpenAIResponsesDecoder(HttpDecoder):
+    dialect = "openai-responses-sse"
+    terminal_name = "response.completed / failed / incomplete event"
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.rid: str | None = None
+
+    def prompt_of(self, obj: dict[str, Any]) -> str | None:
+        inp = obj.get("input")
+        return last_user_text(inp) if not isinstance(inp, str) else inp
+
+    def _item_events(self, rec: dict[str, Any], item: Any, done: bool) -> list[Event]:
+        if not isinstance(item, dict) or item.get("type") not in _ITEM:
+            return [self.unparsed(rec, f"unknown output item {item!r:.60}")]
+        kind = _ITEM[item["type"]]
+        iid = item.get("id") if isinstance(item.get("id"), str) else None
+        phase = ITEM_COMPLETED if done else ITEM_STARTED
+        if kind == MESSAGE:
+            text = "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)
+                           and isinstance(p.get("text"), str)) if done else None
+            return [self.ev(phase, rec, kind, iid, "assistant", {"text": text} if done else {})]
+        if kind == REASONING:
+            summ = item.get("summary")
+            text = "".join(s.get("text", "") for s in summ if isinstance(s, dict)) if isinstance(summ, list) else None
+            return [self.ev(phase, rec, kind, iid, "assistant", {"text": text} if done else {})]
+        name = item.get("name") or item["type"]
+        data = {"name": name, "call_id": item.get("call_id") or iid}
+        if done:
+            raw = item.get("arguments", item.get("input", item.get("action")))
+            data["input"] = parse_args(raw) if isinstance(raw, str) else raw
+        return [self.ev(phase, rec, kind, iid, "assistant", data)]
+
+    def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
+        et = obj.get("type") or name
+        spec = _DELTAS.get(et)
+        if spec is not None:
+            return [self.ev(ITEM_DELTA, rec, spec[0], obj.get("item_id"), "assistant", {spec[1]: obj.get("delta")})]
+        if et in _QUIET:
+            return []
+        if et == "response.output_item.added":
+            return self._item_events(rec, obj.get("item"), False)
+        if et == "response.output_item.done":
+            return self._item_events(rec, obj.get("item"), True)
+        if et == "response.created":
+            resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+            self.rid = resp.get("id") if isinstance(resp.get("id"), str) else None
+            self.model = resp.get("model") or self.model
+            return []
+        if et in ("response.completed", "response.failed", "response.incomplete"):
+            self.terminal = True
+            resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
+            out: list[Event] = []
+            u = resp.get("usage")
+            if isinstance(u, dict):
+                out.append(self.ev(USAGE, rec, data={"model": resp.get("model") or self.model, "message_id": resp.get("id") or self.rid,
+                                                     **responses_usage(u), "scope": "message"}))
+            failed = et != "response.completed"
+            if et == "response.failed":
+                out.extend(self.error_event(rec, resp.get("error") or {"message": "response.failed"}))
+            elif et == "response.incomplete":
+                details = resp.get("incomplete_details")
+                self.find(ERROR_SEV, "responses-incomplete", f"response incomplete: {details}"[:160], rec)
+            return self.end_turn(rec, out, stop_reason=resp.get("status") or et.split(".")[1], is_error=failed)
+        if et == "error":
+            self.terminal = True
+            return self.end_turn(rec, self.error_event(rec, obj.get("error") if isinstance(obj.get("error"), dict) else obj),
+                                 stop_reason="error", is_error=True)
+        return [self.unparsed(rec, f"unknown event type {et!r}")]
+
+    def on_body(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        if obj.get("object") != "response":
+            return [self.unparsed(rec, "response body is not a Responses API response")]
+        out: list[Event] = []
+        for item in obj.get("output") or []:
+            out.extend(self._item_events(rec, item, True))
+        if isinstance(obj.get("usage"), dict):
+            out.append(self.ev(USAGE, rec, data={"model": obj.get("model") or self.model, "message_id": obj.get("id"),
+                                                 **responses_usage(obj["usage"]), "scope": "message"}))
+        return self.end_turn(rec, out, stop_reason=obj.get("status"), is_error=obj.get("status") == "failed")
+
+
+DIALECT = Dialect(
+    name="openai-responses-sse",
+    transport="http",
+    decoder=OpenAIResponsesDecoder,
+    summary="OpenAI Responses API (POST .../responses), request + SSE events",
+    volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
+              "prompt_cache_key", "**.call_id", "client_metadata"),
+    rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
+)

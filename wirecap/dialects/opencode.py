@@ -1,0 +1,116 @@
+"""opencode `run --format json` events: step_start, text, reasoning, tool_use, step_finish, error.
+
+Each event has `sessionID` and a `part`. One step is one LLM call: `step_finish.part` carries its
+`tokens` (`input` excludes the cache, which is `cache.read` / `cache.write`) and `cost` in USD.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.stream import StreamDecoder
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_STARTED,
+    MESSAGE,
+    REASONING,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    USAGE,
+    Event,
+)
+
+
+class OpencodeDecoder(StreamDecoder):
+    dialect = "opencode"
+
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.session_id: str | None = None
+        self.in_step = False
+        self.in_turn = False
+
+    def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        sid = str_or_none(obj.get("sessionID"))
+        if sid and sid != self.session_id:
+            self.session_id = sid
+            out.append(self.ev(SESSION_STARTED, rec, data={"session_id": sid, "model": None}))
+        t = obj.get("type")
+        part = obj.get("part")
+        if t == "error":
+            err = obj.get("error") if isinstance(obj.get("error"), dict) else {}
+            data = err.get("data") if isinstance(err.get("data"), dict) else {}
+            message = data.get("message") or err.get("message") or err.get("name") or str(obj.get("error"))
+            self.find(ERROR_SEV, "opencode-error", f"error event: {message}"[:160], rec)
+            out.append(self.ev(ERROR, rec, data={"message": message, "code": err.get("name"), "fatal": True}))
+            return out
+        if not isinstance(part, dict):
+            out.append(self.unparsed(rec, f"event {t!r} without a part object"))
+            return out
+        pid = str_or_none(part.get("id"))
+        if t == "step_start":
+            if not self.in_turn:
+                self.in_turn = True
+                out.append(self.ev(TURN_STARTED, rec, data={"prompt": None}))
+            self.in_step = True
+            out.append(self.status(rec, "step start", subtype="step_start", message_id=part.get("messageID")))
+        elif t == "text":
+            out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, pid, "assistant", {"text": part.get("text")}))
+        elif t == "reasoning":
+            out.append(self.ev(ITEM_COMPLETED, rec, REASONING, pid, "assistant", {"text": part.get("text")}))
+        elif t == "tool_use":
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            cid = str_or_none(part.get("callID")) or pid
+            status = state.get("status")
+            call = {"name": part.get("tool"), "input": state.get("input"), "call_id": cid}
+            if status in ("completed", "error"):
+                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", call))
+                output = state.get("output") if status == "completed" else state.get("error")
+                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "tool",
+                                   {"call_id": cid, "output": output, "is_error": status == "error"}))
+            else:
+                out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, cid, "assistant", call))
+        elif t == "step_finish":
+            self.in_step = False
+            tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+            cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+            cost = part.get("cost")
+            out.append(self.ev(USAGE, rec, data={
+                "model": None, "message_id": pid or part.get("messageID"),
+                "input_tokens": num(tokens.get("input")), "output_tokens": num(tokens.get("output")),
+                "cache_read_tokens": num(cache.get("read")), "cache_creation_tokens": num(cache.get("write")),
+                "reasoning_tokens": num(tokens.get("reasoning")),
+                "cost_usd": cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+                "scope": "message"}))
+            reason = part.get("reason")
+            if reason not in ("tool-calls", "tool_calls"):
+                self.in_turn = False
+                out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": reason, "is_error": False}))
+        else:
+            out.append(self.unparsed(rec, f"unknown event type {t!r}"))
+        return out
+
+    def on_finish(self) -> list[Event]:
+        if self.in_step:
+            self.find(ERROR_SEV, "opencode-missing-step-finish", "step_start without step_finish", seq=self.last_seq)
+        return super().on_finish()
+
+
+DIALECT = Dialect(
+    name="opencode",
+    transport="pipe",
+    decoder=OpencodeDecoder,
+    summary="opencode run --format json events (JSONL on stdout)",
+    volatile=("timestamp", "sessionID", "part.id", "part.messageID", "part.sessionID", "part.time", "part.callID"),
+    rules=(
+        ("opencode-missing-step-finish", ERROR_SEV, "a step_start without its step_finish"),
+        ("opencode-error", ERROR_SEV, "an error event"),
+        ("invalid-json", ERROR_SEV, "a line that is not JSON"),
+    ),
+)

@@ -1,0 +1,46 @@
+"""Shared shell for the JSONL-on-a-pipe dialects (Claude Code, CodeBuddy, Codex, opencode, Codebuff CLI).
+
+One unit is a process with its pipes: stdout lines (s2c), stdin lines (c2s, e.g. Claude Code's
+`--input-format stream-json`), stderr lines (kept as status items: a CLI's diagnostics are text by
+nature, not a protocol violation). The process's `close` gives the exit code the rules need.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, Decoder, text_of
+from wirecap.events import Event
+
+
+class StreamDecoder(Decoder):
+    """Dispatches each JSON line to `on_object(rec, obj)`; non-JSON stdout lines are `unparsed`."""
+
+    def on_open(self, rec: dict[str, Any]) -> list[Event]:
+        return []
+
+    def on_msg(self, rec: dict[str, Any]) -> list[Event]:
+        ch = rec.get("ch") or ""
+        obj = rec.get("json")
+        if ch[:6] == "stderr":
+            text = text_of(rec)
+            if text is None:
+                text = rec.get("raw") or (str(obj) if "json" in rec else "")
+            return [self.status(rec, text, stream="stderr")]
+        if obj.__class__ is dict:
+            return self.on_object(rec, obj)
+        if "json" in rec:
+            return [self.unparsed(rec, f"a JSON {type(obj).__name__} where a JSON object was expected")]
+        text = text_of(rec)
+        if text is not None and not text.strip():
+            return [self.unparsed(rec, "empty line")]
+        self.find(ERROR_SEV, "invalid-json", "a line that is not JSON in a JSON-lines stream", rec)
+        return [self.unparsed(rec, "not JSON")]
+
+    def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        return [self.unparsed(rec, "not decoded")]
+
+    def on_finish(self) -> list[Event]:
+        if self.closed_session or self.last_seq is None:
+            return []
+        return self.end_session({"seq": self.last_seq, "t": self.last_t, "ch": self.unit})
