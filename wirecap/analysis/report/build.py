@@ -1,0 +1,207 @@
+"""The thin I/O shell of reports: read a capture (and its notes) and call the optional analysis parts
+(decoders, validation, stats, diff) when this build has them. Each part that is missing or fails is
+said so in the report; nothing is made up in its place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from wirecap.analysis import notes as notes_mod
+from wirecap.analysis.report.model import (
+    MAX_RELEVANT,
+    CaptureReport,
+    RecordSummarizer,
+    Report,
+    conversation_from_events,
+    redact_shown,
+)
+from wirecap.capture.reader import CaptureReader
+from wirecap.capture.redact import Redactor
+from wirecap.errors import WirecapError
+
+NO_DECODER = "no decoder for this channel"
+
+
+def _optional(module: str, name: str) -> Any:
+    """An analysis function if this build has it, else None."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return None
+    return getattr(mod, name, None)
+
+
+def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
+    with CaptureReader(path) as reader:
+        for rec in reader:
+            yield redact_shown(redactor, rec)
+
+
+def _relevant_seqs(report: CaptureReport) -> list[int]:
+    """Seqs that findings and notes point at (ranges give their first and last), capped."""
+    seqs: list[int] = []
+    for f in report.findings or []:
+        if isinstance(f.get("seq"), int):
+            seqs.append(f["seq"])
+    for n in report.notes:
+        if n.seq is not None:
+            seqs.append(n.seq)
+            if n.seq_end is not None:
+                seqs.append(n.seq_end)
+    out: list[int] = []
+    for s in seqs:
+        if s not in out:
+            out.append(s)
+    return out[:MAX_RELEVANT]
+
+
+def _conversation(path: str, report: CaptureReport, redactor: Redactor, dialect: str | None) -> None:
+    decode = _optional("wirecap.dialects", "decode_capture")
+    detect = _optional("wirecap.dialects", "detect_channel")
+    for c in report.channels:
+        if c.dialect is None and detect is not None and c.open_record is not None:
+            try:
+                name, reason = detect(c.open_record, c.first_msgs)
+            except Exception as e:  # noqa: BLE001 - a decoder bug must not cost the whole report
+                name, reason = None, f"detection failed: {e}"
+            c.dialect, c.dialect_reason = name, reason
+    if decode is None:
+        for c in report.channels:
+            report.conversation_notes[c.ch] = f"{NO_DECODER} (dialect decoders are not available in this build)"
+        return
+    try:
+        events = decode(path, dialect=dialect)
+        conv, unparsed, dropped = conversation_from_events(events)
+    except Exception as e:  # noqa: BLE001
+        report.warnings.append(f"decoding failed: {type(e).__name__}: {e}")
+        for c in report.channels:
+            report.conversation_notes[c.ch] = f"{NO_DECODER} (decoding failed)"
+        return
+    for entries in conv.values():
+        for e in entries:
+            e.text = redactor.text(e.text) if e.text else e.text
+            if e.input is not None:
+                e.input = redactor.value(e.input)
+    report.conversation = conv
+    report.conversation_truncated = dropped
+    covered = set(conv)
+    # A process's pipes are decoded as one unit: the conversation may sit on `proc` or on `stdout`.
+    for c in report.channels:
+        if c.ch in covered or (c.parent and c.parent in covered):
+            continue
+        if any(other.parent == c.ch and other.ch in covered for other in report.channels):
+            continue
+        why = NO_DECODER
+        if c.dialect_reason:
+            why += f" ({c.dialect_reason})"
+        if unparsed.get(c.ch):
+            why += f"; {unparsed[c.ch]} message(s) not understood"
+        if c.messages or c.kind in ("ws", "http", "pipe"):
+            report.conversation_notes[c.ch] = why
+
+
+def build_capture_report(
+    path: str,
+    *,
+    redactor: Redactor | None = None,
+    dialect: str | None = None,
+    with_analysis: bool = True,
+) -> CaptureReport:
+    """Everything a report says about one capture (streams the capture; holds only summaries)."""
+    if path != "-" and not os.path.exists(path):
+        raise WirecapError(f"{path}: no such file")
+    redactor = redactor if redactor is not None else Redactor()
+    with CaptureReader(path) as reader:
+        report = CaptureReport(path=path, header=reader.header)
+        summarizer = RecordSummarizer(report)
+        for rec in reader:
+            summarizer.feed(rec)
+        summarizer.finish()
+        report.reader_problems = list(reader.problems)
+        report.interrupted = reader.interrupted
+        last_seq = reader.last_seq
+    report.header = redactor.value(report.header) if redactor.enabled else report.header
+
+    # Notes (and whether they still fit the capture).
+    probs: list[str] = []
+    report.notes = notes_mod.load_notes(path, problems=probs) if path != "-" else []
+    report.note_warnings = probs + notes_mod.check_notes(
+        report.notes, last_seq, [c.ch for c in report.channels], notes_mod.notes_path(path) if path != "-" else "notes")
+
+    if with_analysis:
+        stats = _optional("wirecap.analysis.stats", "stats_capture")
+        if stats is None:
+            report.sessions_note = "dialect statistics are not available in this build (record counts only)"
+        else:
+            try:
+                report.sessions = redactor.value(list(stats(path, dialect=dialect)))
+            except Exception as e:  # noqa: BLE001
+                report.sessions_note = f"statistics failed: {type(e).__name__}: {e}"
+        validate = _optional("wirecap.analysis.validate", "validate_capture")
+        if validate is None:
+            report.findings_note = "validation is not available in this build"
+        else:
+            try:
+                found = validate(path, dialect=dialect)
+                report.findings = [
+                    {"severity": f.severity, "rule": f.rule, "message": redactor.text(str(f.message)),
+                     "seq": f.seq, "ch": f.ch} for f in found
+                ]
+            except Exception as e:  # noqa: BLE001
+                report.findings_note = f"validation failed: {type(e).__name__}: {e}"
+        _conversation(path, report, redactor, dialect)
+    else:
+        for c in report.channels:
+            report.conversation_notes[c.ch] = NO_DECODER
+
+    # The raw messages that findings and notes point at (for markdown's <details>, json).
+    wanted = set(_relevant_seqs(report))
+    if wanted and path != "-":
+        for rec in _stream(path, redactor):
+            if rec.get("seq") in wanted:
+                report.relevant[rec["seq"]] = rec
+                if len(report.relevant) == len(wanted):
+                    break
+    if path != "-":
+        report.iter_records = lambda: _stream(path, redactor)
+    return report
+
+
+def build_report(
+    paths: list[str],
+    *,
+    redactor: Redactor | None = None,
+    dialect: str | None = None,
+    with_analysis: bool = True,
+) -> Report:
+    """A report on one capture, or on two with the diff between them."""
+    if not 1 <= len(paths) <= 2:
+        raise WirecapError("a report is about one capture, or two to compare")
+    redactor = redactor if redactor is not None else Redactor()
+    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis) for p in paths]
+    report = Report(captures=caps)
+    if len(paths) == 2:
+        diff = _optional("wirecap.analysis.diff", "diff_captures")
+        render = _optional("wirecap.analysis.diff", "render_unified")
+        if diff is None:
+            report.diff_note = "diff is not available in this build"
+        else:
+            try:
+                res = diff(paths[0], paths[1])
+                text = render(res, color=False) if render is not None else ""
+                if len(text) > 200_000:
+                    text = text[:200_000] + f"\n… ({len(text) - 200_000} more characters)\n"
+                report.diff = {
+                    "equal": bool(res.equal),
+                    "rows": redactor.value(list(res.summary_rows())),
+                    "text": redactor.text(text),
+                    "json": redactor.value(res.to_json()),
+                }
+            except Exception as e:  # noqa: BLE001
+                report.diff_note = f"diff failed: {type(e).__name__}: {e}"
+    return report

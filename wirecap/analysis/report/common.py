@@ -1,0 +1,112 @@
+"""Tables and labels every renderer shows the same way (so term, markdown and html agree)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.analysis.notes import Note
+from wirecap.analysis.report.model import CaptureReport, ConvEntry
+
+CHANNEL_HEADERS = ["channel", "kind", "what", "dialect", "c2s", "s2c", "bytes", "duration", "first reply",
+                   "long gaps", "end"]
+SESSION_HEADERS = ["session", "channel", "dialect", "duration", "ttft", "LLM calls", "tool calls", "tokens in/out",
+                   "cost USD", "errors"]
+FINDING_HEADERS = ["severity", "rule", "message", "where"]
+NOTE_HEADERS = ["id", "points at", "tag", "text", "author", "time (UTC)"]
+
+KIND_LABELS = {
+    "user": "user",
+    "assistant": "assistant",
+    "reasoning": "reasoning",
+    "tool_call": "tool call",
+    "tool_result": "tool result",
+    "error": "error",
+    "status": "status",
+    "session": "session",
+    "result": "result",
+}
+
+
+def fmt_bytes(n: int | float | None) -> str:
+    if n is None:
+        return ""
+    n = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{int(n)} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"  # pragma: no cover
+
+
+def fmt_secs(s: float | None) -> str:
+    if s is None:
+        return ""
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 120:
+        return f"{s:.2f} s"
+    return f"{int(s // 60)}m{s % 60:04.1f}s"
+
+
+def channel_rows(cap: CaptureReport) -> list[list[Any]]:
+    rows = []
+    for c in cap.channels:
+        gaps = ", ".join(f"{fmt_secs(b - a)} at {a:.1f}s" for a, b in c.gaps[:3])
+        if len(c.gaps) > 3:
+            gaps += f" (+{len(c.gaps) - 3})"
+        rows.append([c.ch, c.kind, c.label, c.dialect or "", c.msgs_c2s, c.msgs_s2c, fmt_bytes(c.bytes),
+                     fmt_secs(c.duration), fmt_secs(c.first_reply), gaps, c.end_state])
+    return rows
+
+
+def _sum_usage(models: Any) -> tuple[int, int]:
+    tin = tout = 0
+    if isinstance(models, dict):
+        for u in models.values():
+            if isinstance(u, dict):
+                tin += int(u.get("prompt_tokens") or 0)
+                tout += int(u.get("completion_tokens") or 0)
+    return tin, tout
+
+
+def session_rows(cap: CaptureReport) -> list[list[Any]]:
+    rows = []
+    for s in cap.sessions or []:
+        tin, tout = _sum_usage(s.get("models_usage"))
+        tools = s.get("tool_calls") or {}
+        tool_text = ", ".join(f"{k}×{v}" for k, v in tools.items()) if isinstance(tools, dict) else str(tools)
+        cost = s.get("total_cost")
+        rows.append([s.get("session") or "", s.get("ch") or "", s.get("dialect") or "",
+                     fmt_secs(s.get("duration")) if isinstance(s.get("duration"), (int, float)) else "",
+                     fmt_secs(s.get("ttft")) if isinstance(s.get("ttft"), (int, float)) else "",
+                     s.get("llm_calls", ""), tool_text, f"{tin}/{tout}" if tin or tout else "",
+                     f"{cost:.4f}" if isinstance(cost, (int, float)) else "", s.get("errors", "")])
+    return rows
+
+
+def finding_where(f: dict[str, Any]) -> str:
+    parts = []
+    if f.get("seq") is not None:
+        parts.append(f"seq {f['seq']}")
+    if f.get("ch"):
+        parts.append(str(f["ch"]))
+    return ", ".join(parts)
+
+
+def notes_at(notes: list[Note], entry: ConvEntry) -> list[Note]:
+    """Notes pointing at any record this conversation entry came from."""
+    seqs = entry.seqs or ((entry.seq,) if entry.seq is not None else ())
+    return [n for n in notes if n.seq is not None and any(n.covers(s) for s in seqs)]
+
+
+def channel_notes(notes: list[Note], ch: str) -> list[Note]:
+    return [n for n in notes if n.seq is None and n.ch == ch]
+
+
+def entry_title(e: ConvEntry) -> str:
+    label = KIND_LABELS.get(e.kind, e.kind)
+    if e.kind in ("tool_call", "tool_result") and e.name:
+        label += f" {e.name}"
+    if e.is_error and e.kind not in ("error",):
+        label += " (error)"
+    return label

@@ -1,0 +1,522 @@
+"""The report as ONE self-contained HTML file: inline CSS and JS, no network, works from file://.
+
+The summary (stats, timeline, findings, notes, conversation, the first page of messages) is plain
+HTML, readable without JavaScript. Every record is embedded as data: compact JSON lines in
+`<script type="text/plain">` chunks (with `<` and U+2028/U+2029 escaped, so no `</script>` can end
+them early) plus a small index; the script shows them a page at a time, filters them, and parses a
+record only when its raw view is opened. That keeps a 50 MB capture from freezing the browser.
+The file is written as a stream: the capture is read again, never held in memory.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from html import escape
+from typing import IO, Any
+
+import orjson
+
+from wirecap.analysis.report.common import (
+    CHANNEL_HEADERS,
+    NOTE_HEADERS,
+    SESSION_HEADERS,
+    channel_notes,
+    channel_rows,
+    entry_title,
+    finding_where,
+    fmt_secs,
+    notes_at,
+    session_rows,
+)
+from wirecap.analysis.report.model import CaptureReport, Report, preview, timeline_bins
+from wirecap.capture.payload import payload_size
+from wirecap.capture.redact import Redactor
+
+PAGE_SIZE = 100
+CHUNK = 1000  # records per embedded data chunk
+MAX_STATIC_RAW = 20_000
+TIMELINE_BINS = 240
+
+
+def _e(v: Any) -> str:
+    return escape(str(v), quote=True)
+
+
+def script_safe(data: bytes) -> bytes:
+    """JSON text made safe inside a <script> element: `<` and the JS line separators escaped.
+
+    In JSON these can only occur inside strings, where `\\u003c` etc. mean the same thing."""
+    return data.replace(b"<", b"\\u003c").replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
+
+
+def seq_anchor(cap_index: int, seq: int) -> str:
+    return f"seq-{seq}" if cap_index == 0 else f"c{cap_index}-seq-{seq}"
+
+
+def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    """rows hold ready-made (escaped) HTML cells."""
+    if not rows:
+        return '<p class="muted">none</p>'
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _seq_link(ci: int, seq: int | None, label: str | None = None) -> str:
+    if seq is None:
+        return ""
+    return f'<a href="#{seq_anchor(ci, seq)}">{_e(label or f"#{seq}")}</a>'
+
+
+def _timeline(cap: CaptureReport) -> str:
+    chans = [c for c in cap.channels if len(c.times) or c.opened is not None]
+    if not chans:
+        return '<p class="muted">no channels</p>'
+    dur = cap.duration or 0.0
+    lane_h, label_w, plot_w = 24, 150, 830
+    h = lane_h * len(chans) + 26
+    scale = plot_w / dur if dur > 0 else 0.0
+
+    def x(t: float) -> float:
+        return label_w + (t * scale if scale else 0.0)
+
+    parts = [f'<svg class="timeline" viewBox="0 0 {label_w + plot_w + 10} {h}" role="img" '
+             f'aria-label="messages over time, one lane per channel">']
+    for i in range(5):
+        t = dur * i / 4
+        parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="0" y2="{h - 18}" class="tick"/>'
+                     f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="middle">{_e(fmt_secs(t) or "0 ms")}</text>')
+    for li, c in enumerate(chans):
+        y = li * lane_h
+        parts.append(f'<text x="4" y="{y + 16}" class="lane">{_e(c.ch)}</text>'
+                     f'<rect x="{label_w}" y="{y + 3}" width="{plot_w}" height="{lane_h - 6}" class="lanebg"/>')
+        if c.opened is not None or c.first is not None:
+            a = c.opened if c.opened is not None else (c.first or 0.0)
+            b = c.closed if c.closed is not None else (c.last if c.last is not None else dur)
+            parts.append(f'<rect x="{x(a):.1f}" y="{y + 10}" width="{max(1.0, x(b) - x(a)):.1f}" height="4" class="life">'
+                         f'<title>{_e(c.ch)}: open {a:.3f}s → {b:.3f}s</title></rect>')
+        bins = timeline_bins(c.times, dur, TIMELINE_BINS)
+        top = max(bins) or 1
+        bw = plot_w / TIMELINE_BINS
+        for bi, n in enumerate(bins):
+            if n:
+                bh = 4 + (lane_h - 10) * n / top
+                parts.append(f'<rect x="{label_w + bi * bw:.1f}" y="{y + lane_h - 3 - bh:.1f}" width="{max(bw, 1.5):.1f}" '
+                             f'height="{bh:.1f}" class="msg"><title>{n} message(s) near {dur * bi / TIMELINE_BINS:.2f}s</title></rect>')
+        for a, b in c.gaps:
+            parts.append(f'<rect x="{x(a):.1f}" y="{y + 2}" width="{max(1.0, x(b) - x(a)):.1f}" height="{lane_h - 4}" '
+                         f'class="gap"><title>{_e(c.ch)}: silent {fmt_secs(b - a)} ({a:.2f}s → {b:.2f}s)</title></rect>')
+        if c.first_reply_at is not None:
+            fx = x(c.first_reply_at)
+            parts.append(f'<path d="M{fx:.1f},{y + 1} l-4,-0 l4,7 l4,-7 z" class="ttft"><title>{_e(c.ch)}: first reply after '
+                         f'{_e(fmt_secs(c.first_reply))}</title></path><line x1="{fx:.1f}" x2="{fx:.1f}" y1="{y + 3}" '
+                         f'y2="{y + lane_h - 3}" class="ttftline"/>')
+    parts.append("</svg>")
+    legend = ('<p class="legend"><span class="sw msg"></span> messages (bar height = density) '
+              '<span class="sw ttft"></span> first reply (time to first token) '
+              '<span class="sw gap"></span> silence ≥ 2 s <span class="sw life"></span> channel open</p>')
+    marks = []
+    for c in chans:
+        bits = []
+        if c.first_reply is not None:
+            bits.append(f"first reply after {_e(fmt_secs(c.first_reply))}")
+        bits += [f"silent {_e(fmt_secs(b - a))} from {a:.2f}s" for a, b in c.gaps]
+        if bits:
+            marks.append(f"<li><code>{_e(c.ch)}</code>: {'; '.join(bits)}</li>")
+    return "".join(parts) + legend + (f"<ul class=\"marks\">{''.join(marks)}</ul>" if marks else "")
+
+
+def _note_html(n: Any, ci: int) -> str:
+    return (f'<div class="note tag-{_e(n.tag)}"><span class="badge">{_e(n.tag)}</span> {_e(n.text)} '
+            f'<span class="muted">— {_e(n.author)}, <code>{_e(n.id)}</code>, {_e(n.target())}</span></div>')
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{_e(text)}</pre>"
+
+
+def _conversation(cap: CaptureReport, ci: int) -> str:
+    out: list[str] = []
+    known = [c.ch for c in cap.channels]
+    for ch in known + [c for c in cap.conversation if c not in known]:
+        entries = cap.conversation.get(ch)
+        if not entries:
+            if ch in cap.conversation_notes:
+                out.append(f'<p class="muted nodecoder"><code>{_e(ch)}</code>: {_e(cap.conversation_notes[ch])}</p>')
+            continue
+        out.append(f'<div class="conv"><h4><code>{_e(ch)}</code></h4>')
+        out += [_note_html(n, ci) for n in channel_notes(cap.notes, ch)]
+        for e in entries:
+            link = _seq_link(ci, e.seq)
+            title = f'<span class="who">{_e(entry_title(e))}</span> <span class="seq">{link}</span>'
+            cls = f"entry k-{e.kind}" + (" is-error" if e.is_error else "")
+            if e.kind == "reasoning":
+                body = f"<details><summary>{title} <span class=\"muted\">({len(e.text)} characters)</span></summary>{_pre(e.text)}</details>"
+            elif e.kind == "tool_call":
+                args = e.text or (orjson.dumps(e.input, option=orjson.OPT_INDENT_2).decode() if e.input is not None else "")
+                body = f"<details open><summary>{title}</summary>{_pre(args) if args else ''}</details>"
+            elif e.kind == "tool_result":
+                body = f"<details{' open' if e.is_error or len(e.text) < 400 else ''}><summary>{title}</summary>{_pre(e.text)}</details>"
+            elif e.kind in ("user", "assistant"):
+                body = f"<div>{title}</div><div class=\"text\">{_e(e.text)}</div>"
+            else:
+                body = f"<div>{title} <span class=\"text\">{_e(e.text)}</span></div>"
+            out.append(f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in notes_at(cap.notes, e))}</div>')
+        out.append("</div>")
+    if cap.conversation_truncated:
+        out.append(f'<p class="muted">… {cap.conversation_truncated} more conversation entries not shown</p>')
+    return "".join(out) or '<p class="muted">nothing to show</p>'
+
+
+def _row(ci: int, rec: dict[str, Any], flags: str) -> str:
+    seq = rec.get("seq")
+    raw = orjson.dumps(rec, option=orjson.OPT_INDENT_2).decode()
+    if len(raw) > MAX_STATIC_RAW:
+        raw = raw[:MAX_STATIC_RAW] + f"\n… ({len(raw) - MAX_STATIC_RAW} more characters; open with JavaScript for all)"
+    size = payload_size(rec) if rec.get("type") == "msg" else ""
+    t = rec.get("t")
+    return (f'<tr id="{seq_anchor(ci, seq)}"><td class="num"><a href="#{seq_anchor(ci, seq)}">{_e(seq)}</a></td>'
+            f'<td class="num">{_e(f"{t:.3f}" if isinstance(t, (int, float)) else "")}</td><td>{_e(rec.get("ch", ""))}</td>'
+            f'<td>{_e(rec.get("dir", ""))}</td><td>{_e(rec.get("type", ""))}</td><td class="num">{_e(size)}</td>'
+            f'<td class="pv">{flags}<details><summary>{_e(preview(rec, 120)) or "&nbsp;"}</summary><pre>{_e(raw)}</pre></details></td></tr>')
+
+
+def _flags_for(seq: int, ch: str | None, cap: CaptureReport, findings_by_seq: dict[int, list[dict[str, Any]]]) -> str:
+    out = ""
+    for f in findings_by_seq.get(seq, []):
+        out += f'<span class="badge sev-{_e(f["severity"])}" title="{_e(f["rule"] + ": " + f["message"])}">{_e(f["severity"])}</span>'
+    for n in cap.notes:
+        if n.seq is not None and n.covers(seq, ch):
+            out += f'<span class="badge note-b" title="{_e(n.text)}">📝 {_e(n.tag)}</span>'
+    return out
+
+
+def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
+    summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
+    parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
+             f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>']
+    rows = [[_e(v) for v in r] for r in channel_rows(cap)]
+    parts.append(f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(CHANNEL_HEADERS, rows)}</section>')
+    parts.append(f'<section id="c{ci}-sessions"><h3>Sessions</h3>')
+    if cap.sessions is not None:
+        parts.append(_table(SESSION_HEADERS, [[_e(v) for v in r] for r in session_rows(cap)]))
+    else:
+        parts.append(f'<p class="muted">{_e(cap.sessions_note)}</p>')
+    parts.append("</section>")
+    parts.append(f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>')
+    parts.append(f'<section id="c{ci}-findings"><h3>Findings</h3>')
+    if cap.findings is None:
+        parts.append(f'<p class="muted">{_e(cap.findings_note)}</p>')
+    else:
+        rows = [[f'<span class="badge sev-{_e(f["severity"])}">{_e(f["severity"])}</span>', f"<code>{_e(f['rule'])}</code>",
+                 _e(f["message"]), _seq_link(ci, f.get("seq"), finding_where(f)) or _e(finding_where(f))]
+                for f in cap.findings]
+        parts.append(_table(["severity", "rule", "message", "where"], rows, "findings") if rows else "<p>No findings.</p>")
+    problems = list(cap.reader_problems) + [
+        f"seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}" for e in cap.recorder_errors]
+    if cap.interrupted:
+        problems.append(f"interrupted capture: {cap.interrupted}")
+    if problems:
+        parts.append('<h4>Capture problems</h4><ul class="problems">' + "".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
+    parts.append("</section>")
+    parts.append(f'<section id="c{ci}-notes"><h3>Notes</h3>')
+    rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()), _e(n.tag), _e(n.text),
+             _e(n.author), _e(n.time[:19].replace("T", " "))] for n in cap.notes]
+    parts.append(_table(NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
+    parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]
+    parts.append("</section>")
+    parts.append(f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>')
+    parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.warnings]
+    return "".join(parts)
+
+
+def _messages_head(cap: CaptureReport, ci: int) -> str:
+    chans = "".join(f'<option value="{_e(c.ch)}">{_e(c.ch)}</option>' for c in cap.channels)
+    return (f'<section id="c{ci}-messages" class="messages" data-cap="{ci}"><h3>Messages</h3>'
+            f'<div class="controls"><input type="search" class="wc-search" id="wc-search-{ci}" '
+            f'placeholder="Filter messages (text, channel, type)…" aria-label="filter messages">'
+            f'<select class="wc-ch" aria-label="channel"><option value="">all channels</option>{chans}</select>'
+            f'<button type="button" class="wc-prev">◀ prev</button><span class="wc-page"></span>'
+            f'<button type="button" class="wc-next">next ▶</button><span class="wc-count muted"></span></div>'
+            f'<div class="scroll"><table class="msgs"><thead><tr><th>seq</th><th>t (s)</th><th>ch</th><th>dir</th>'
+            f'<th>type</th><th>bytes</th><th>payload (click for the raw record)</th></tr></thead>'
+            f'<tbody id="wc-rows-{ci}">')
+
+
+def _write_capture_data(out: IO[str], cap: CaptureReport, ci: int, records: Iterable[dict[str, Any]],
+                        findings_by_seq: dict[int, list[dict[str, Any]]]) -> None:
+    """Stream every record: chunks of JSON lines now, the index at the end."""
+    index: list[bytes] = []
+    buf: list[bytes] = []
+    n = 0
+    dumps = orjson.dumps
+    for rec in records:
+        line = dumps(rec)
+        buf.append(line)
+        rtype = rec.get("type", "")
+        index.append(dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
+                            payload_size(rec) if rtype == "msg" else None, preview(rec, 120)]))
+        n += 1
+        if len(buf) == CHUNK:
+            out.write(f'<script type="text/plain" class="wc-raw" data-cap="{ci}" data-k="{(n - 1) // CHUNK}">')
+            out.write(script_safe(b"\n".join(buf)).decode())
+            out.write("</script>\n")
+            buf.clear()
+    if buf:
+        out.write(f'<script type="text/plain" class="wc-raw" data-cap="{ci}" data-k="{(n - 1) // CHUNK}">')
+        out.write(script_safe(b"\n".join(buf)).decode())
+        out.write("</script>\n")
+    out.write(f'<script type="application/json" id="wc-index-{ci}">[')
+    out.write(script_safe(b",".join(index)).decode())
+    out.write("]</script>\n")
+
+
+def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE) -> None:
+    """Write the whole report to `out` (a text stream)."""
+    redactor = redactor if redactor is not None else Redactor()
+    two = len(report.captures) == 2
+    title = " vs ".join(c.name for c in report.captures)
+    out.write(f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+              f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+              f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
+              f'script-src \'unsafe-inline\'; img-src data:">'
+              f"<title>wirecap report: {_e(title)}</title><style>{CSS}</style></head><body>")
+    nav = "".join(f'<a href="#c{i}-{s}">{s}</a>' for i in range(len(report.captures))
+                  for s in ("summary", "timeline", "findings", "notes", "conversation", "messages"))
+    out.write(f'<header><h1>wirecap report</h1><nav>{nav}{"<a href=\"#diff\">diff</a>" if two else ""}</nav></header><main>')
+    meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
+    for ci, cap in enumerate(report.captures):
+        findings_by_seq: dict[int, list[dict[str, Any]]] = {}
+        for f in cap.findings or []:
+            if isinstance(f.get("seq"), int):
+                findings_by_seq.setdefault(f["seq"], []).append(f)
+        out.write(redactor.text(_capture_static(cap, ci, two)))
+        out.write(_messages_head(cap, ci))
+        shown = 0
+        if cap.iter_records is not None:
+            for rec in cap.iter_records():
+                out.write(_row(ci, rec, _flags_for(rec.get("seq", 0), rec.get("ch"), cap, findings_by_seq)))
+                shown += 1
+                if shown >= page_size:
+                    break
+        out.write("</tbody></table></div>")
+        out.write(f'<p class="nojs muted">Without JavaScript only the first {shown} of {cap.records} records are listed.</p>'
+                  "</section></section>")
+        meta["captures"].append({
+            "prefix": "" if ci == 0 else f"c{ci}-",
+            "records": cap.records,
+            "findings": {str(s): [[f["severity"], f["rule"], f["message"]] for f in fs] for s, fs in findings_by_seq.items()},
+            "notes": [[n.id, n.seq, n.seq_end if n.seq_end is not None else n.seq, n.ch, n.tag, n.text]
+                      for n in cap.notes if n.seq is not None],
+        })
+    if two:
+        out.write('<section id="diff"><h2>Diff</h2>')
+        if report.diff is None:
+            out.write(f'<p class="muted">{_e(report.diff_note)}</p>')
+        else:
+            out.write("<p><strong>" + ("The captures are equal." if report.diff["equal"] else "The captures differ.") + "</strong></p>")
+            rows = report.diff.get("rows") or []
+            if rows and isinstance(rows[0], dict):
+                headers = list(rows[0].keys())
+                out.write(_table(headers, [[_e(r.get(h, "")) for h in headers] for r in rows]))
+            if report.diff.get("text"):
+                out.write(f'<pre class="diff">{_e(report.diff["text"])}</pre>')
+        out.write("</section>")
+    out.write("</main><footer class=\"muted\">made by <code>wirecap report</code>; secrets are redacted.</footer>\n")
+    out.write('<script type="application/json" id="wc-meta">')
+    out.write(script_safe(orjson.dumps(redactor.value(meta))).decode())
+    out.write("</script>\n")
+    for ci, cap in enumerate(report.captures):
+        if cap.iter_records is not None:
+            _write_capture_data(out, cap, ci, cap.iter_records(), {})
+        else:
+            out.write(f'<script type="application/json" id="wc-index-{ci}">[]</script>\n')
+    out.write(f"<script>{JS}</script></body></html>\n")
+
+
+def render_html_string(report: Report, **kw: Any) -> str:
+    buf = io.StringIO()
+    render_html(report, buf, **kw)
+    return buf.getvalue()
+
+
+CSS = """
+:root{--fg:#1d2330;--muted:#6a7385;--bg:#fff;--bg2:#f5f7fa;--line:#dde2ea;--acc:#2f6fd6;--err:#c62f2f;--warn:#b7791f;
+--ok:#2f8f4e;--note:#fff6d6;--hl:#fff1a8;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+@media (prefers-color-scheme:dark){:root{--fg:#e3e7ee;--muted:#98a2b3;--bg:#14171c;--bg2:#1d2128;--line:#30363f;
+--acc:#6ea2ff;--note:#3a3418;--hl:#4a4420}}
+*{box-sizing:border-box}body{margin:0;color:var(--fg);background:var(--bg);font-size:14px;line-height:1.45}
+header{position:sticky;top:0;z-index:5;background:var(--bg2);border-bottom:1px solid var(--line);padding:6px 16px;
+display:flex;gap:16px;align-items:baseline;flex-wrap:wrap}
+header h1{font-size:16px;margin:0}nav a{margin-right:10px;color:var(--acc);text-decoration:none;font-size:13px}
+main{padding:8px 16px 40px;max-width:1400px;margin:0 auto}h2{font-size:20px;margin:18px 0 6px}
+h3{font-size:16px;margin:22px 0 6px;padding-bottom:3px;border-bottom:1px solid var(--line)}h4{margin:12px 0 4px}
+section{scroll-margin-top:48px}table{border-collapse:collapse;font-size:13px}
+th,td{border-bottom:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
+th{background:var(--bg2);font-weight:600}table.kv th{width:190px}.scroll{overflow-x:auto}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+pre{background:var(--bg2);border:1px solid var(--line);padding:8px;overflow:auto;max-height:480px;white-space:pre-wrap;
+word-break:break-word;margin:4px 0}
+.muted{color:var(--muted)}.warn{color:var(--warn)}a{color:var(--acc)}
+.badge{display:inline-block;border-radius:9px;padding:0 7px;font-size:11.5px;margin-right:4px;background:var(--bg2);
+border:1px solid var(--line)}.sev-error{background:var(--err);color:#fff;border-color:var(--err)}
+.sev-warning{background:var(--warn);color:#fff;border-color:var(--warn)}.sev-info{background:var(--acc);color:#fff}
+.note-b{background:var(--note)}
+.note{background:var(--note);border-left:3px solid var(--warn);padding:3px 8px;margin:4px 0 4px 16px;font-size:13px}
+.conv{border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:8px 0}
+.entry{margin:6px 0;padding:4px 8px;border-left:3px solid var(--line)}.entry .who{font-weight:600}
+.entry .seq{font-size:12px}.entry .text{white-space:pre-wrap}
+.k-user{border-left-color:var(--acc);background:rgba(47,111,214,.06)}.k-assistant{border-left-color:var(--ok)}
+.k-tool_call,.k-tool_result{border-left-color:#8a63d2}.k-reasoning{border-left-color:var(--muted)}
+.is-error,.k-error{border-left-color:var(--err);background:rgba(198,47,47,.07)}
+.k-session,.k-result,.k-status{font-size:12.5px;color:var(--muted)}
+svg.timeline{width:100%;max-width:1000px;height:auto;background:var(--bg);font-size:11px}
+svg .lane{fill:var(--fg);font-family:ui-monospace,monospace}svg .axis{fill:var(--muted)}svg .tick{stroke:var(--line)}
+svg .lanebg{fill:var(--bg2)}svg .msg{fill:var(--acc);opacity:.8}svg .gap{fill:var(--err);opacity:.18}
+svg .life{fill:var(--muted);opacity:.35}svg .ttft{fill:var(--ok)}svg .ttftline{stroke:var(--ok);stroke-dasharray:2 2}
+.legend{font-size:12px;color:var(--muted)}.sw{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px;vertical-align:-1px}
+.sw.msg{background:var(--acc)}.sw.ttft{background:var(--ok)}.sw.gap{background:rgba(198,47,47,.35)}.sw.life{background:var(--muted)}
+.marks{font-size:12.5px;margin:4px 0}
+.controls{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin:6px 0;position:sticky;top:34px;background:var(--bg);
+padding:4px 0;z-index:4}
+.controls input{flex:1 1 280px;padding:5px 8px;font-size:14px;border:1px solid var(--line);border-radius:5px;
+background:var(--bg);color:var(--fg)}.controls select,.controls button{padding:4px 8px;font-size:13px}
+table.msgs{width:100%;table-layout:fixed}table.msgs th:nth-child(1){width:70px}table.msgs th:nth-child(2){width:80px}
+table.msgs th:nth-child(3){width:90px}table.msgs th:nth-child(4){width:48px}table.msgs th:nth-child(5){width:72px}
+table.msgs th:nth-child(6){width:70px}td.pv summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
+font-family:ui-monospace,monospace;font-size:12px}td.pv details[open] summary{white-space:normal}
+td.pv .badge{float:right}tr.hl>td{background:var(--hl)}tr:target>td{background:var(--hl)}
+.nojs{font-size:12px}html.js .nojs{display:none}footer{padding:10px 16px;font-size:12px}
+"""
+
+JS = r"""
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+  var meta = JSON.parse(document.getElementById("wc-meta").textContent);
+  var PAGE = meta.page, CHUNK = meta.chunk;
+  function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text); return e; }
+  function View(ci, cm) {
+    var self = this;
+    this.ci = ci; this.prefix = cm.prefix; this.cm = cm;
+    var idxEl = document.getElementById("wc-index-" + ci);
+    this.idx = idxEl ? JSON.parse(idxEl.textContent) : [];
+    this.rawEls = {};
+    var rs = document.querySelectorAll('script.wc-raw[data-cap="' + ci + '"]');
+    for (var i = 0; i < rs.length; i++) this.rawEls[rs[i].getAttribute("data-k")] = rs[i];
+    this.lines = {}; this.lower = {};
+    this.matches = null; this.page = 0; this.token = 0;
+    var sec = document.getElementById("c" + ci + "-messages");
+    this.tbody = document.getElementById("wc-rows-" + ci);
+    this.search = sec.querySelector(".wc-search"); this.chSel = sec.querySelector(".wc-ch");
+    this.count = sec.querySelector(".wc-count"); this.pageLbl = sec.querySelector(".wc-page");
+    sec.querySelector(".wc-prev").addEventListener("click", function () { self.go(self.page - 1); });
+    sec.querySelector(".wc-next").addEventListener("click", function () { self.go(self.page + 1); });
+    var timer = null;
+    function onFilter() { clearTimeout(timer); timer = setTimeout(function () { self.filter(); }, 120); }
+    this.search.addEventListener("input", onFilter); this.chSel.addEventListener("change", onFilter);
+    this.tbody.addEventListener("toggle", function (ev) {
+      var d = ev.target; if (!d || d.tagName !== "DETAILS" || !d.open) return;
+      var pre = d.querySelector("pre"); if (pre && pre.getAttribute("data-pos") !== null && !pre.textContent) {
+        pre.textContent = self.pretty(+pre.getAttribute("data-pos")); }
+    }, true);
+  }
+  View.prototype.chunkLines = function (k) {
+    if (!this.lines[k]) { var s = this.rawEls[k]; this.lines[k] = s ? s.textContent.split("\n") : []; }
+    return this.lines[k];
+  };
+  View.prototype.raw = function (pos) { return this.chunkLines(Math.floor(pos / CHUNK))[pos % CHUNK] || ""; };
+  View.prototype.pretty = function (pos) {
+    var r = this.raw(pos); try { return JSON.stringify(JSON.parse(r), null, 2); } catch (e) { return r; }
+  };
+  View.prototype.total = function () { return this.matches ? this.matches.length : this.idx.length; };
+  View.prototype.posAt = function (i) { return this.matches ? this.matches[i] : i; };
+  View.prototype.rowFor = function (pos) {
+    var it = this.idx[pos], seq = it[0], ch = it[2];
+    var tr = el("tr"); tr.id = this.prefix + "seq-" + seq;
+    var a = el("a", null, seq); a.href = "#" + tr.id;
+    var td = el("td", "num"); td.appendChild(a); tr.appendChild(td);
+    tr.appendChild(el("td", "num", typeof it[1] === "number" ? it[1].toFixed(3) : ""));
+    tr.appendChild(el("td", null, ch)); tr.appendChild(el("td", null, it[4])); tr.appendChild(el("td", null, it[3]));
+    tr.appendChild(el("td", "num", it[5] === null ? "" : it[5]));
+    var pv = el("td", "pv");
+    var fs = this.cm.findings[String(seq)] || [];
+    for (var i = 0; i < fs.length; i++) { var b = el("span", "badge sev-" + fs[i][0], fs[i][0]);
+      b.title = fs[i][1] + ": " + fs[i][2]; pv.appendChild(b); }
+    var ns = this.cm.notes;
+    for (var j = 0; j < ns.length; j++) { var n = ns[j];
+      if (seq >= n[1] && seq <= n[2] && (!n[3] || n[3] === ch)) { var nb = el("span", "badge note-b", "📝 " + n[4]);
+        nb.title = n[5]; pv.appendChild(nb); } }
+    var d = el("details"), s = el("summary", null, it[6] || "\u00a0"), pre = el("pre");
+    pre.setAttribute("data-pos", pos); d.appendChild(s); d.appendChild(pre); pv.appendChild(d); tr.appendChild(pv);
+    return tr;
+  };
+  View.prototype.render = function () {
+    var total = this.total(), pages = Math.max(1, Math.ceil(total / PAGE));
+    if (this.page >= pages) this.page = pages - 1; if (this.page < 0) this.page = 0;
+    var frag = document.createDocumentFragment(), start = this.page * PAGE, end = Math.min(total, start + PAGE);
+    for (var i = start; i < end; i++) frag.appendChild(this.rowFor(this.posAt(i)));
+    this.tbody.textContent = ""; this.tbody.appendChild(frag);
+    this.pageLbl.textContent = "page " + (this.page + 1) + " of " + pages;
+    this.count.textContent = this.matches ? total + " of " + this.idx.length + " records match"
+                                          : this.idx.length + " records";
+  };
+  View.prototype.go = function (p) { this.page = p; this.render(); };
+  View.prototype.filter = function () {
+    var q = this.search.value.trim().toLowerCase(), ch = this.chSel.value, self = this, token = ++this.token;
+    if (!q && !ch) { this.matches = null; this.page = 0; this.render(); return; }
+    var out = [], n = this.idx.length, k = 0, nk = Math.ceil(n / CHUNK);
+    this.count.textContent = "searching…";
+    function step() {
+      if (token !== self.token) return;
+      var t0 = Date.now();
+      while (k < nk && Date.now() - t0 < 30) {
+        var low = self.lower[k];
+        if (!low && q) { low = self.lower[k] = self.chunkLines(k).map(function (s) { return s.toLowerCase(); }); }
+        var base = k * CHUNK, m = Math.min(CHUNK, n - base);
+        for (var j = 0; j < m; j++) {
+          if (ch && self.idx[base + j][2] !== ch) continue;
+          if (q && low[j].indexOf(q) < 0 && String(self.idx[base + j][0]) !== q) continue;
+          out.push(base + j);
+        }
+        k++;
+      }
+      self.matches = out; if (k >= nk || out.length >= PAGE) { if (self.page !== 0 && k < nk) {} }
+      if (k < nk) { self.count.textContent = "searching… " + Math.round(100 * k / nk) + "%"; setTimeout(step, 0); }
+      else { self.page = 0; self.render(); }
+    }
+    step();
+  };
+  View.prototype.find = function (seq) {
+    var lo = 0, hi = this.idx.length - 1;
+    while (lo <= hi) { var mid = (lo + hi) >> 1, s = this.idx[mid][0];
+      if (s === seq) return mid; if (s < seq) lo = mid + 1; else hi = mid - 1; }
+    return -1;
+  };
+  View.prototype.reveal = function (seq) {
+    var pos = this.find(seq); if (pos < 0) return false;
+    var at = pos;
+    if (this.matches) { at = this.matches.indexOf(pos);
+      if (at < 0) { this.token++; this.search.value = ""; this.chSel.value = ""; this.matches = null; at = pos; } }
+    this.page = Math.floor(at / PAGE); this.render();
+    var row = document.getElementById(this.prefix + "seq-" + seq);
+    if (row) { var old = document.querySelectorAll("tr.hl"); for (var i = 0; i < old.length; i++) old[i].classList.remove("hl");
+      row.classList.add("hl"); var d = row.querySelector("details"); if (d) d.open = true;
+      var pre = row.querySelector("pre"); if (pre && !pre.textContent) pre.textContent = this.pretty(pos);
+      row.scrollIntoView({block: "center"}); }
+    return true;
+  };
+  var views = [];
+  for (var c = 0; c < meta.captures.length; c++) { var v = new View(c, meta.captures[c]); views.push(v); v.render(); }
+  function onHash() {
+    var m = /^#(?:c(\d+)-)?seq-(\d+)$/.exec(location.hash); if (!m) return;
+    var v = views[m[1] ? +m[1] : 0]; if (v) v.reveal(+m[2]);
+  }
+  window.addEventListener("hashchange", onHash);
+  onHash();
+  window.wirecapReport = {views: views, ready: performance.now()};
+})();
+"""

@@ -1,0 +1,172 @@
+"""The report as Markdown, made for pasting into a bug report: summary, findings, notes, and the raw
+messages they point at in collapsible `<details>` sections. Every secret shape is redacted again,
+whatever the capture's own redaction was."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from wirecap.analysis.report.common import (
+    CHANNEL_HEADERS,
+    NOTE_HEADERS,
+    SESSION_HEADERS,
+    channel_notes,
+    channel_rows,
+    entry_title,
+    finding_where,
+    fmt_secs,
+    notes_at,
+    session_rows,
+)
+from wirecap.analysis.report.model import CaptureReport, Report
+from wirecap.capture.redact import Redactor
+
+MAX_RAW_CHARS = 6000
+MAX_CONV_ENTRIES = 200
+
+
+def _cell(v: Any) -> str:
+    s = str(v).replace("\r", "").replace("\n", " ").replace("|", "\\|")
+    return s if len(s) <= 300 else s[:299] + "…"
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    if not rows:
+        return "_none_"
+    out = ["| " + " | ".join(_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(_cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def fence(body: str, lang: str = "") -> str:
+    """A code fence longer than any run of backticks inside `body`."""
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{body}\n{ticks}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + line for line in text.splitlines()) or "> "
+
+
+def _raw(rec: dict[str, Any]) -> str:
+    body = orjson.dumps(rec, option=orjson.OPT_INDENT_2).decode()
+    if len(body) > MAX_RAW_CHARS:
+        body = body[:MAX_RAW_CHARS] + f"\n… ({len(body) - MAX_RAW_CHARS} more characters)"
+    return body
+
+
+def _conversation(cap: CaptureReport) -> list[str]:
+    out: list[str] = []
+    shown = 0
+    for ch in [c.ch for c in cap.channels] + [c for c in cap.conversation if c not in {x.ch for x in cap.channels}]:
+        entries = cap.conversation.get(ch)
+        if not entries:
+            if ch in cap.conversation_notes:
+                out.append(f"- `{ch}`: {cap.conversation_notes[ch]}")
+            continue
+        out += ["", f"#### `{ch}`", ""]
+        for n in channel_notes(cap.notes, ch):
+            out.append(f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n")
+        for e in entries:
+            if shown >= MAX_CONV_ENTRIES:
+                break
+            shown += 1
+            where = f"seq {e.seq}" if e.seq is not None else ""
+            title = f"**{entry_title(e)}**" + (f" <sub>{where}</sub>" if where else "")
+            if e.kind == "reasoning":
+                out += [f"<details><summary>{entry_title(e)} ({len(e.text)} characters) {where}</summary>", "",
+                        fence(e.text), "", "</details>", ""]
+            elif e.kind == "tool_call":
+                args = e.text or (orjson.dumps(e.input, option=orjson.OPT_INDENT_2).decode() if e.input is not None else "")
+                out += [title, "", fence(args, "json") if args else "", ""]
+            elif e.kind == "tool_result":
+                out += [f"<details><summary>{entry_title(e)} {where}</summary>", "", fence(e.text), "", "</details>", ""]
+            elif e.kind == "user":
+                out += [title, "", _quote(e.text), ""]
+            else:
+                out += [title + (f": {e.text}" if e.kind in ("status", "session", "result", "error") else ""), ""]
+                if e.kind == "assistant":
+                    out += [e.text, ""]
+            for n in notes_at(cap.notes, e):
+                out.append(f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n")
+    total = sum(len(v) for v in cap.conversation.values())
+    if total > shown:
+        out.append(f"\n_… {total - shown} more conversation entries (see the HTML report)_")
+    return out
+
+
+def _capture(cap: CaptureReport, two: bool) -> list[str]:
+    h = "##" if two else "#"
+    out = [f"{h} wirecap report: `{cap.name}`", ""]
+    out += [f"{h}# Summary", "", table(["", ""], [[k, v] for k, v in cap.summary_rows()]), ""]
+    out += [f"{h}# Channels", "", table(CHANNEL_HEADERS, channel_rows(cap)), ""]
+    if cap.sessions is not None:
+        out += [f"{h}# Sessions", "", table(SESSION_HEADERS, session_rows(cap)), ""]
+    elif cap.sessions_note:
+        out += [f"_{cap.sessions_note}_", ""]
+    marks = []
+    for c in cap.channels:
+        if c.first_reply is not None:
+            marks.append(f"- `{c.ch}`: first reply after {fmt_secs(c.first_reply)}")
+        for a, b in c.gaps:
+            marks.append(f"- `{c.ch}`: silent for {fmt_secs(b - a)} from {a:.2f}s to {b:.2f}s")
+    if marks:
+        out += [f"{h}# Timeline marks", "", *marks, ""]
+    out += [f"{h}# Findings", ""]
+    if cap.findings is None:
+        out.append(f"_{cap.findings_note}_")
+    elif not cap.findings:
+        out.append("No findings.")
+    else:
+        out.append(table(["severity", "rule", "message", "where"],
+                         [[f["severity"], f"`{f['rule']}`", f["message"], finding_where(f)] for f in cap.findings]))
+    problems = list(cap.reader_problems) + [
+        f"seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}" for e in cap.recorder_errors]
+    if cap.interrupted:
+        problems.append(f"interrupted capture: {cap.interrupted}")
+    if problems:
+        out += ["", f"{h}# Capture problems", "", *[f"- {p}" for p in problems]]
+    out += ["", f"{h}# Notes", ""]
+    rows = [[f"`{n.id}`", n.target(), n.tag, n.text, n.author, n.time[:19].replace("T", " ")] for n in cap.notes]
+    out.append(table(NOTE_HEADERS, rows) if rows else "No notes.")
+    out += [f"- ⚠ {w}" for w in cap.note_warnings]
+    out += ["", f"{h}# Conversation", *_conversation(cap), ""]
+    if cap.relevant:
+        out += [f"{h}# Messages referred to above", ""]
+        for seq in sorted(cap.relevant):
+            rec = cap.relevant[seq]
+            summary = f"seq {seq} · {rec.get('ch', '')} · {rec.get('dir', '')} {rec.get('type', '')}".strip()
+            out += [f"<details><summary>{summary}</summary>", "", fence(_raw(rec), "json"), "", "</details>", ""]
+    out += [f"- warning: {w}" for w in cap.warnings]
+    return out
+
+
+def render_markdown(report: Report, *, redactor: Redactor | None = None) -> str:
+    two = len(report.captures) == 2
+    lines: list[str] = []
+    if two:
+        lines += [f"# wirecap report: `{report.captures[0].name}` vs `{report.captures[1].name}`", ""]
+    for cap in report.captures:
+        lines += _capture(cap, two)
+    if two:
+        lines += ["## Diff", ""]
+        if report.diff is None:
+            lines.append(f"_{report.diff_note}_")
+        else:
+            lines.append("The captures are **equal**." if report.diff["equal"] else "The captures **differ**.")
+            rows = report.diff.get("rows") or []
+            if rows and isinstance(rows[0], dict):
+                headers = list(rows[0].keys())
+                lines += ["", table(headers, [[r.get(k, "") for k in headers] for r in rows])]
+            if report.diff.get("text"):
+                lines += ["", "<details><summary>unified diff</summary>", "", fence(report.diff["text"], "diff"), "",
+                          "</details>"]
+    lines.append("")
+    lines.append("<sub>made by `wirecap report`; secrets are redacted.</sub>")
+    text = "\n".join(lines) + "\n"
+    redactor = redactor if redactor is not None else Redactor()
+    return redactor.text(text)

@@ -1,0 +1,504 @@
+"""The report model: what a report says about a capture, built by pure functions over records,
+events, findings and notes. Renderers (term, markdown, html, json) only lay it out.
+
+Nothing here reads files; `build.py` is the thin shell that feeds it.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wirecap.analysis.notes import Note
+from wirecap.capture.payload import payload_size, payload_text
+from wirecap.capture.redact import Redactor, redact_record
+
+LONG_GAP = 2.0  # seconds of silence on a channel worth pointing out
+MAX_GAPS_PER_CHANNEL = 10
+MAX_CONVERSATION_ENTRIES = 2000
+MAX_ENTRY_TEXT = 8000
+MAX_RELEVANT = 30
+FIRST_MSGS_FOR_DETECT = 8
+
+
+@dataclass
+class ChannelSummary:
+    """One channel as seen from its records."""
+
+    ch: str
+    kind: str = "?"
+    label: str = ""
+    dialect: str | None = None
+    dialect_reason: str = ""
+    opened: float | None = None
+    closed: float | None = None
+    first: float | None = None
+    last: float | None = None
+    msgs_c2s: int = 0
+    msgs_s2c: int = 0
+    bytes_c2s: int = 0
+    bytes_s2c: int = 0
+    end_state: str = ""
+    first_reply: float | None = None  # seconds from the first c2s message (or process start) to the first reply
+    first_reply_at: float | None = None
+    gaps: list[tuple[float, float]] = field(default_factory=list)  # (start, end) of long silences
+    times: array = field(default_factory=lambda: array("d"))  # t of every message (for the timeline)
+    open_record: dict[str, Any] | None = None
+    first_msgs: list[dict[str, Any]] = field(default_factory=list)
+    parent: str | None = None  # the process channel of a pipe
+
+    @property
+    def messages(self) -> int:
+        return self.msgs_c2s + self.msgs_s2c
+
+    @property
+    def bytes(self) -> int:
+        return self.bytes_c2s + self.bytes_s2c
+
+    @property
+    def duration(self) -> float | None:
+        start = self.opened if self.opened is not None else self.first
+        end = self.closed if self.closed is not None else self.last
+        if start is None or end is None:
+            return None
+        return max(0.0, end - start)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ch": self.ch, "kind": self.kind, "label": self.label, "dialect": self.dialect,
+            "dialect_reason": self.dialect_reason, "opened": self.opened, "closed": self.closed,
+            "messages_c2s": self.msgs_c2s, "messages_s2c": self.msgs_s2c, "bytes_c2s": self.bytes_c2s,
+            "bytes_s2c": self.bytes_s2c, "duration": self.duration, "end_state": self.end_state,
+            "first_reply": self.first_reply, "first_reply_at": self.first_reply_at,
+            "long_gaps": [{"start": a, "end": b, "seconds": round(b - a, 6)} for a, b in self.gaps],
+        }
+
+
+@dataclass
+class ConvEntry:
+    """One step of the conversation as people think of it."""
+
+    kind: str  # user | assistant | reasoning | tool_call | tool_result | error | status | session | result
+    ch: str
+    seq: int | None
+    t: float
+    text: str = ""
+    name: str | None = None
+    input: Any = None
+    is_error: bool = False
+    call_id: str | None = None
+    seqs: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "ch": self.ch, "seq": self.seq, "t": self.t}
+        if self.text:
+            out["text"] = self.text
+        if self.name is not None:
+            out["name"] = self.name
+        if self.input is not None:
+            out["input"] = self.input
+        if self.is_error:
+            out["is_error"] = True
+        if self.call_id is not None:
+            out["call_id"] = self.call_id
+        return out
+
+
+@dataclass
+class CaptureReport:
+    path: str
+    header: dict[str, Any]
+    records: int = 0
+    messages: int = 0
+    bytes: int = 0
+    duration: float = 0.0
+    interrupted: str | None = None
+    ended_cleanly: bool = False
+    recorder_errors: list[dict[str, Any]] = field(default_factory=list)
+    reader_problems: list[str] = field(default_factory=list)
+    record_types: Counter = field(default_factory=Counter)
+    channels: list[ChannelSummary] = field(default_factory=list)
+    sessions: list[dict[str, Any]] | None = None
+    sessions_note: str = ""
+    findings: list[dict[str, Any]] | None = None
+    findings_note: str = ""
+    conversation: dict[str, list[ConvEntry]] = field(default_factory=dict)
+    conversation_notes: dict[str, str] = field(default_factory=dict)  # ch -> why there is no conversation
+    conversation_truncated: int = 0
+    notes: list[Note] = field(default_factory=list)
+    note_warnings: list[str] = field(default_factory=list)
+    relevant: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> redacted record
+    warnings: list[str] = field(default_factory=list)
+    # A way to stream the (redacted) records again, for renderers that show every message (html).
+    iter_records: Callable[[], Iterator[dict[str, Any]]] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    def summary_rows(self) -> list[tuple[str, Any]]:
+        """The headline figures, as (label, value) pairs."""
+        origin = self.header.get("origin") or {}
+        red = self.header.get("redaction") or {}
+        rows: list[tuple[str, Any]] = [
+            ("capture", self.path),
+            ("id", self.header.get("id", "")),
+            ("created (UTC)", self.header.get("created", "")),
+            ("recorded by", " ".join(str(x) for x in (origin.get("source"), origin.get("version")) if x)),
+            ("records", self.records),
+            ("messages", self.messages),
+            ("payload bytes", self.bytes),
+            ("duration (s)", round(self.duration, 3)),
+            ("channels", len(self.channels)),
+            ("state", "complete" if not self.interrupted else f"interrupted: {self.interrupted}"),
+            ("recorder errors", len(self.recorder_errors)),
+            ("redaction at write time", "on" if red.get("enabled", True) else "OFF (--no-redact)"),
+        ]
+        if self.findings is not None:
+            sev = Counter(f.get("severity") for f in self.findings)
+            rows.append(("findings", ", ".join(f"{n} {s}" for s, n in sev.most_common()) or "none"))
+        rows.append(("notes", len(self.notes)))
+        return rows
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "header": {k: self.header.get(k) for k in ("id", "created", "origin", "redaction", "wirecap")},
+            "records": self.records,
+            "messages": self.messages,
+            "bytes": self.bytes,
+            "duration": self.duration,
+            "interrupted": self.interrupted,
+            "recorder_errors": self.recorder_errors,
+            "reader_problems": self.reader_problems,
+            "record_types": dict(self.record_types),
+            "channels": [c.to_json() for c in self.channels],
+            "sessions": self.sessions,
+            "sessions_note": self.sessions_note or None,
+            "findings": self.findings,
+            "findings_note": self.findings_note or None,
+            "conversation": {ch: [e.to_json() for e in es] for ch, es in self.conversation.items()},
+            "conversation_notes": self.conversation_notes,
+            "conversation_truncated": self.conversation_truncated,
+            "notes": [n.to_json() for n in self.notes],
+            "note_warnings": self.note_warnings,
+            "relevant_messages": [self.relevant[s] for s in sorted(self.relevant)],
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class Report:
+    captures: list[CaptureReport]
+    diff: dict[str, Any] | None = None  # {"equal", "rows", "text", "json"}
+    diff_note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"wirecap_report": 1, "captures": [c.to_json() for c in self.captures]}
+        if len(self.captures) > 1:
+            out["diff"] = self.diff
+            out["diff_note"] = self.diff_note or None
+        return out
+
+
+# --- building from records ------------------------------------------------------------------------
+
+
+def _label(rec: dict[str, Any]) -> str:
+    kind = rec.get("kind")
+    if kind in ("ws", "http"):
+        method = rec.get("method")
+        return f"{method} {rec.get('url', '')}" if method else str(rec.get("url", ""))
+    if kind == "process":
+        argv = rec.get("argv") or []
+        return " ".join(str(a) for a in argv)
+    if kind == "pipe":
+        return f"{rec.get('stream', '')} of {rec.get('proc', '')}"
+    return ""
+
+
+def _end_state(rec: dict[str, Any]) -> str:
+    for key, fmt in (("exit_code", "exit {}"), ("signal", "killed by {}"), ("code", "ws close {}"),
+                     ("status", "HTTP {}")):
+        if rec.get(key) is not None:
+            s = fmt.format(rec[key])
+            if rec.get("reason"):
+                s += f" {rec['reason']}"
+            return s
+    return "closed"
+
+
+class RecordSummarizer:
+    """Feeds on records one at a time (constant memory apart from one float per message)."""
+
+    def __init__(self, report: CaptureReport, *, long_gap: float = LONG_GAP) -> None:
+        self.r = report
+        self.long_gap = long_gap
+        self._ch: dict[str, ChannelSummary] = {}
+        self._first_c2s: dict[str, float] = {}
+        self._last_t: dict[str, float] = {}
+
+    def channel(self, ch: str) -> ChannelSummary:
+        c = self._ch.get(ch)
+        if c is None:
+            c = self._ch[ch] = ChannelSummary(ch=ch)
+        return c
+
+    def feed(self, rec: dict[str, Any]) -> None:
+        r = self.r
+        r.records += 1
+        rtype = rec.get("type", "?")
+        r.record_types[rtype] += 1
+        t = rec.get("t")
+        t = float(t) if isinstance(t, (int, float)) else 0.0
+        r.duration = max(r.duration, t)
+        ch = rec.get("ch")
+        if rtype == "end":
+            r.ended_cleanly = True
+            return
+        if rtype == "error":
+            r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
+                                      "message": rec.get("message")})
+        if not isinstance(ch, str):
+            return
+        c = self.channel(ch)
+        prev = self._last_t.get(ch)
+        if prev is not None and t - prev >= self.long_gap:
+            c.gaps.append((prev, t))
+        self._last_t[ch] = t
+        if rtype == "open":
+            c.kind = str(rec.get("kind", "?"))
+            c.label = _label(rec)
+            c.opened = t
+            c.dialect = rec.get("dialect") if isinstance(rec.get("dialect"), str) else None
+            c.open_record = rec
+            if c.kind == "pipe" and isinstance(rec.get("proc"), str):
+                c.parent = rec["proc"]
+        elif rtype == "close":
+            c.closed = t
+            c.end_state = _end_state(rec)
+        elif rtype == "response":
+            c.end_state = c.end_state or f"HTTP {rec.get('status')}"
+        elif rtype == "msg":
+            size = payload_size(rec)
+            r.messages += 1
+            r.bytes += size
+            c.times.append(t)
+            if c.first is None:
+                c.first = t
+            c.last = t
+            if len(c.first_msgs) < FIRST_MSGS_FOR_DETECT:
+                c.first_msgs.append(rec)
+            if rec.get("dir") == "c2s":
+                c.msgs_c2s += 1
+                c.bytes_c2s += size
+                self._first_c2s.setdefault(ch, t)
+            else:
+                c.msgs_s2c += 1
+                c.bytes_s2c += size
+                if c.first_reply is None:
+                    start = self._first_c2s.get(ch)
+                    if start is None and c.kind == "pipe" and c.parent in self._ch:
+                        start = self._ch[c.parent].opened
+                    if start is None and c.kind == "http":
+                        start = c.opened
+                    if start is not None:
+                        c.first_reply = max(0.0, t - start)
+                        c.first_reply_at = t
+
+    def finish(self) -> None:
+        for c in self._ch.values():
+            c.gaps.sort(key=lambda g: g[0] - g[1])
+            c.gaps = sorted(c.gaps[:MAX_GAPS_PER_CHANNEL])
+        self.r.channels = list(self._ch.values())
+
+
+def summarize_records(report: CaptureReport, records: Iterable[dict[str, Any]], **kw: Any) -> CaptureReport:
+    s = RecordSummarizer(report, **kw)
+    for rec in records:
+        s.feed(rec)
+    s.finish()
+    return report
+
+
+def timeline_bins(times: Iterable[float], duration: float, nbins: int) -> list[int]:
+    """Message counts in `nbins` equal slices of [0, duration]."""
+    bins = [0] * max(1, nbins)
+    if duration <= 0:
+        for _ in times:
+            bins[0] += 1
+        return bins
+    scale = nbins / duration
+    last = nbins - 1
+    for t in times:
+        i = int(t * scale)
+        bins[i if i < last else last] += 1
+    return bins
+
+
+# --- conversation from universal events -----------------------------------------------------------
+
+
+def _clip(text: str, limit: int = MAX_ENTRY_TEXT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def _as_text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):  # content blocks
+        parts = []
+        for b in v:
+            if isinstance(b, dict) and isinstance(b.get("text"), str):
+                parts.append(b["text"])
+            else:
+                parts.append(_as_text(b))
+        return "\n".join(parts)
+    import orjson
+
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:
+        return repr(v)
+
+
+def conversation_from_events(events: Iterable[Any], *, limit: int = MAX_CONVERSATION_ENTRIES
+                             ) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
+    """Group universal events into conversation entries per channel.
+
+    Items that stream (started / delta / completed) become one entry: the completed text wins, else
+    the deltas joined. Returns (entries by channel, unparsed count by channel, entries left out).
+    """
+    out: dict[str, list[ConvEntry]] = {}
+    unparsed: Counter = Counter()
+    open_items: dict[tuple[str, str, str], ConvEntry] = {}
+    total = 0
+    dropped = 0
+
+    def add(e: ConvEntry) -> ConvEntry | None:
+        nonlocal total, dropped
+        if total >= limit:
+            dropped += 1
+            return None
+        total += 1
+        out.setdefault(e.ch, []).append(e)
+        return e
+
+    for ev in events:
+        kind = ev.kind
+        data = ev.data or {}
+        seq = ev.seq[0] if ev.seq else None
+        if kind == "unparsed":
+            unparsed[ev.ch] += 1
+            continue
+        if kind == "session.started":
+            bits = [f"{k}: {data[k]}" for k in ("model", "session_id", "cwd", "version") if data.get(k)]
+            add(ConvEntry("session", ev.ch, seq, ev.t, text="session started" + (" (" + ", ".join(bits) + ")" if bits else "")))
+        elif kind == "turn.started":
+            prompt = _as_text(data.get("prompt"))
+            if prompt:
+                add(ConvEntry("user", ev.ch, seq, ev.t, text=_clip(prompt)))
+        elif kind in ("item.started", "item.delta", "item.completed"):
+            item = ev.item or "message"
+            key = (ev.ch, ev.id or "", item) if ev.id else None
+            entry = open_items.get(key) if key else None
+            if item == "message":
+                ekind = "user" if ev.role == "user" else ("status" if ev.role == "system" else "assistant")
+            elif item == "status":
+                ekind = "status"
+            else:
+                ekind = item
+            if entry is None:
+                entry = add(ConvEntry(ekind, ev.ch, seq, ev.t))
+                if entry is None:
+                    continue
+                if key:
+                    open_items[key] = entry
+            if seq is not None:
+                entry.seqs = entry.seqs + tuple(s for s in ev.seq if s not in entry.seqs)[:50]
+            if item == "tool_call":
+                entry.name = data.get("name", entry.name)
+                entry.call_id = data.get("call_id", entry.call_id)
+                if kind == "item.delta":
+                    piece = data.get("text") or data.get("arguments") or ""
+                    entry.text = _clip(entry.text + _as_text(piece))
+                elif data.get("input") is not None:
+                    entry.input = data["input"]
+            elif item == "tool_result":
+                entry.call_id = data.get("call_id", entry.call_id)
+                entry.name = data.get("name", entry.name)
+                if kind == "item.delta":
+                    entry.text = _clip(entry.text + _as_text(data.get("text") or data.get("output")))
+                elif data.get("output") is not None:
+                    entry.text = _clip(_as_text(data["output"]))
+                entry.is_error = bool(data.get("is_error")) or entry.is_error
+            else:
+                if kind == "item.delta":
+                    entry.text = _clip(entry.text + _as_text(data.get("text")))
+                elif data.get("text") is not None:
+                    entry.text = _clip(_as_text(data["text"]))
+            if kind == "item.completed" and key:
+                open_items.pop(key, None)
+        elif kind == "error":
+            msg = _as_text(data.get("message")) or "error"
+            code = data.get("code")
+            add(ConvEntry("error", ev.ch, seq, ev.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")),
+                          is_error=True))
+        elif kind == "turn.ended":
+            bits = []
+            if data.get("stop_reason"):
+                bits.append(f"stop: {data['stop_reason']}")
+            if data.get("is_error"):
+                bits.append("is_error")
+            result = _as_text(data.get("result"))
+            add(ConvEntry("result", ev.ch, seq, ev.t, text="turn ended" + (" (" + ", ".join(bits) + ")" if bits else "")
+                          + (f": {_clip(result, 500)}" if result and data.get("is_error") else ""),
+                          is_error=bool(data.get("is_error"))))
+        elif kind == "session.ended":
+            bits = [f"{k}: {data[k]}" for k in ("exit_code", "duration_ms", "cost_usd") if data.get(k) is not None]
+            if data.get("is_error"):
+                bits.insert(0, "is_error")
+            add(ConvEntry("result", ev.ch, seq, ev.t, text="session ended" + (" (" + ", ".join(bits) + ")" if bits else ""),
+                          is_error=bool(data.get("is_error"))))
+    # Drop assistant/user entries that streamed nothing (e.g. a started item never filled).
+    for ch, entries in out.items():
+        out[ch] = [e for e in entries if e.text or e.input is not None or e.kind in ("tool_call", "tool_result", "session", "result", "error")]
+    return out, dict(unparsed), dropped
+
+
+# --- redaction of what is shown -------------------------------------------------------------------
+
+
+def redact_shown(redactor: Redactor, rec: dict[str, Any]) -> dict[str, Any]:
+    """A record as it may be shown: secrets replaced even if the capture was written with --no-redact."""
+    if not redactor.enabled:
+        return rec
+    return redact_record(redactor, rec)
+
+
+def preview(rec: dict[str, Any], limit: int = 160) -> str:
+    """A one-line summary of a record for lists."""
+    rtype = rec.get("type")
+    if rtype == "msg":
+        text = payload_text(rec)
+    elif rtype == "open":
+        text = _label(rec)
+    elif rtype == "close":
+        text = _end_state(rec)
+    elif rtype == "response":
+        text = f"HTTP {rec.get('status')} {rec.get('reason', '')}".strip()
+    elif rtype == "error":
+        text = f"{rec.get('where', '')}: {rec.get('message', '')}"
+    elif rtype == "end":
+        text = f"end: {rec.get('records')} records, {rec.get('errors', 0)} errors"
+    else:
+        text = ""
+    text = text.replace("\n", "⏎").replace("\r", "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

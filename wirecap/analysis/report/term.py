@@ -1,0 +1,159 @@
+"""The report for a terminal: tabulate tables fitted to the terminal's width."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from typing import Any
+
+from tabulate import tabulate
+
+from wirecap.analysis.report.common import (
+    CHANNEL_HEADERS,
+    FINDING_HEADERS,
+    NOTE_HEADERS,
+    SESSION_HEADERS,
+    channel_notes,
+    channel_rows,
+    entry_title,
+    finding_where,
+    fmt_secs,
+    notes_at,
+    session_rows,
+)
+from wirecap.analysis.report.model import CaptureReport, Report, timeline_bins
+from wirecap.capture.redact import Redactor
+
+SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def _cut(v: Any, n: int) -> str:
+    s = str(v).replace("\n", " ")
+    return s if len(s) <= n else s[: max(1, n - 1)] + "…"
+
+
+def fit_table(headers: list[str], rows: list[list[Any]], width: int, wide: tuple[int, ...] = ()) -> str:
+    """A table no wider than `width`: the `wide` columns are cut (then every column) until it fits."""
+    if not rows:
+        return "(none)"
+    cells = [[str(v) for v in r] for r in rows]
+    ncol = len(headers)
+    widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(ncol)]
+    budget = width - 2 * (ncol - 1)
+    order = list(wide) + [i for i in range(ncol) if i not in wide]
+    for i in order:
+        excess = sum(widths) - budget
+        if excess <= 0:
+            break
+        widths[i] = max(len(headers[i]) if i not in wide else 8, widths[i] - excess, 4)
+    cut = [[_cut(r[i], widths[i]) for i in range(ncol)] for r in cells]
+    return tabulate(cut, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def _timeline(cap: CaptureReport, width: int) -> str:
+    chans = [c for c in cap.channels if len(c.times)]
+    if not chans:
+        return "(no messages)"
+    label_w = min(14, max(len(c.ch) for c in chans))
+    bins_n = max(10, width - label_w - 3)
+    lines = [f"{'':{label_w}}  0s{' ' * max(0, bins_n - 2 - len(fmt_secs(cap.duration)))}{fmt_secs(cap.duration)}"]
+    for c in chans:
+        bins = timeline_bins(c.times, cap.duration, bins_n)
+        top = max(bins) or 1
+        row = "".join(SPARK[0] if b == 0 else SPARK[max(1, round(b / top * 8))] for b in bins)
+        lines.append(f"{_cut(c.ch, label_w):{label_w}}  {row}")
+    marks = []
+    for c in chans:
+        bits = []
+        if c.first_reply is not None:
+            bits.append(f"first reply after {fmt_secs(c.first_reply)}")
+        for a, b in c.gaps:
+            bits.append(f"gap {fmt_secs(b - a)} at {a:.2f}s")
+        if bits:
+            marks.append(f"{c.ch}: " + "; ".join(bits))
+    return "\n".join(lines + [""] + marks) if marks else "\n".join(lines)
+
+
+def _conversation(cap: CaptureReport, width: int) -> str:
+    out: list[str] = []
+    wrap = max(30, width - 6)
+    for ch in [c.ch for c in cap.channels] + [ch for ch in cap.conversation if ch not in {c.ch for c in cap.channels}]:
+        entries = cap.conversation.get(ch)
+        if entries:
+            out.append(f"[{ch}]")
+            for n in channel_notes(cap.notes, ch):
+                out.append(f"  📝 {n.tag} ({n.author}): {n.text}")
+            for e in entries:
+                head = f"  #{e.seq if e.seq is not None else '-'} {entry_title(e)}"
+                if e.kind == "reasoning":
+                    out.append(f"{head}: ({len(e.text)} characters, folded)")
+                    continue
+                body = e.text
+                if e.kind == "tool_call" and e.input is not None:
+                    import orjson
+
+                    body = body if body else orjson.dumps(e.input).decode()
+                out.append(head + ":" if body else head)
+                for para in body.splitlines()[:20] or []:
+                    out.extend(textwrap.wrap(para, wrap, initial_indent="      ", subsequent_indent="      ") or [""])
+                if len(body.splitlines()) > 20:
+                    out.append(f"      … ({len(body.splitlines()) - 20} more lines)")
+                for n in notes_at(cap.notes, e):
+                    out.append(f"      📝 [{n.id}] {n.tag} ({n.author}): {n.text}")
+        elif ch in cap.conversation_notes:
+            out.append(f"[{ch}] {cap.conversation_notes[ch]}")
+    if cap.conversation_truncated:
+        out.append(f"… {cap.conversation_truncated} more conversation entries not shown")
+    return "\n".join(out) or "(nothing to show)"
+
+
+def _capture(cap: CaptureReport, width: int) -> list[str]:
+    out = [f"== {cap.name} ==", ""]
+    out.append(tabulate([[k, _cut(v, max(20, width - 28))] for k, v in cap.summary_rows()], tablefmt="plain",
+                        disable_numparse=True))
+    out += ["", "-- channels --", fit_table(CHANNEL_HEADERS, channel_rows(cap), width, wide=(2, 9, 10))]
+    out += ["", "-- sessions --"]
+    out.append(fit_table(SESSION_HEADERS, session_rows(cap), width, wide=(0, 6)) if cap.sessions is not None
+               else cap.sessions_note)
+    out += ["", "-- timeline --", _timeline(cap, width)]
+    out += ["", "-- findings --"]
+    if cap.findings is None:
+        out.append(cap.findings_note)
+    else:
+        rows = [[f["severity"], f["rule"], f["message"], finding_where(f)] for f in cap.findings]
+        out.append(fit_table(FINDING_HEADERS, rows, width, wide=(2,)) if rows else "no findings")
+    if cap.reader_problems or cap.recorder_errors:
+        out += ["", "-- capture problems --"]
+        out += [f"  {p}" for p in cap.reader_problems]
+        out += [f"  seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}"
+                for e in cap.recorder_errors]
+    out += ["", "-- notes --"]
+    rows = [[n.id, n.target(), n.tag, n.text, n.author, n.time[:19].replace("T", " ")] for n in cap.notes]
+    out.append(fit_table(NOTE_HEADERS, rows, width, wide=(3,)) if rows else "no notes")
+    out += [f"  warning: {w}" for w in cap.note_warnings]
+    out += ["", "-- conversation --", _conversation(cap, width)]
+    out += [f"warning: {w}" for w in cap.warnings]
+    return out
+
+
+def render_term(report: Report, *, width: int | None = None, redactor: Redactor | None = None) -> str:
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    width = max(40, width)
+    lines: list[str] = []
+    for cap in report.captures:
+        lines += _capture(cap, width) + [""]
+    if len(report.captures) == 2:
+        lines.append("== diff ==")
+        if report.diff is None:
+            lines.append(report.diff_note)
+        else:
+            lines.append("the captures are equal" if report.diff["equal"] else "the captures differ")
+            rows = report.diff.get("rows") or []
+            if rows and isinstance(rows[0], dict):
+                headers = list(rows[0].keys())
+                lines.append(fit_table(headers, [[r.get(h, "") for h in headers] for r in rows], width))
+            if report.diff.get("text"):
+                lines += ["", report.diff["text"]]
+    text = "\n".join(lines).rstrip() + "\n"
+    redactor = redactor if redactor is not None else Redactor()
+    return redactor.text(text)

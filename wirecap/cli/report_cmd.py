@@ -1,0 +1,93 @@
+"""`wirecap report`: a report on one capture (or two, with their diff) for a terminal, a bug report
+(Markdown), a browser (one self-contained HTML file) or a script (JSON)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from wirecap.analysis.notes import notes_path
+from wirecap.analysis.report.build import build_report
+from wirecap.cli.common import make_redactor
+from wirecap.errors import WirecapError
+
+FORMATS = ("term", "md", "html", "json")
+
+
+def default_html_path(capture: str) -> str:
+    """`run.jsonl` -> `run.report.html` (beside the capture, like its notes)."""
+    return notes_path(capture)[: -len(".notes.jsonl")] + ".report.html"
+
+
+def _open_out(path: str):
+    try:
+        return open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed by the caller
+    except OSError as e:
+        raise WirecapError(f"{path}: cannot write report: {e.strerror}") from None
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="term", show_default=True,
+              help="term: tables for this terminal; md: Markdown for a bug report; html: one self-contained "
+                   "file; json: the report model.")
+@click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output "
+              "(html without -o writes CAP.report.html beside the capture).")
+@click.option("--dialect", help="Decode every channel as this dialect instead of detecting it.")
+@click.option("--width", type=int, help="With --format term: the width to fit (default: the terminal's).")
+@click.option("--redact-key", "redact_keys", multiple=True, metavar="NAME",
+              help="Also redact JSON values under key NAME in what is shown (repeatable).")
+@click.option("--redact-pattern", "redact_patterns", multiple=True, metavar="REGEX",
+              help="Also redact substrings matching REGEX in what is shown (repeatable).")
+def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str | None, width: int | None,
+           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+    """Report on CAP (stats, timeline, conversation, findings, notes), or on CAP and CAP2 with their diff.
+
+    Secrets are redacted in everything shown, even when the capture was recorded with --no-redact.
+
+    \b
+      wirecap report run.jsonl                      # tables in the terminal
+      wirecap report run.jsonl -f md > bug.md       # paste into an issue
+      wirecap report run.jsonl -f html              # writes run.report.html
+      wirecap report a.jsonl b.jsonl -f html -o cmp.html
+    """
+    if len(captures) > 2:
+        raise WirecapError("report takes one capture, or two to compare")
+    redactor = make_redactor(False, redact_keys, redact_patterns)
+    rep = build_report(list(captures), redactor=redactor, dialect=dialect)
+    if fmt == "html":
+        if output is None:
+            if captures[0] == "-":
+                raise WirecapError("--format html from standard input needs -o FILE")
+            output = default_html_path(captures[0])
+        from wirecap.analysis.report.html import render_html
+
+        tmp = f"{output}.tmp{os.getpid()}" if output != "-" else None
+        if tmp is None:
+            render_html(rep, sys.stdout, redactor=redactor)
+            return
+        with _open_out(tmp) as f:
+            render_html(rep, f, redactor=redactor)
+        os.replace(tmp, output)
+        click.echo(output)
+        return
+    if fmt == "term":
+        from wirecap.analysis.report.term import render_term
+
+        text = render_term(rep, width=width, redactor=redactor)
+    elif fmt == "md":
+        from wirecap.analysis.report.markdown import render_markdown
+
+        text = render_markdown(rep, redactor=redactor)
+    else:
+        from wirecap.analysis.report.json import render_json
+
+        text = render_json(rep, redactor=redactor)
+    if output and output != "-":
+        with _open_out(output) as f:
+            f.write(text)
+        click.echo(output)
+    else:
+        click.echo(text, nl=False)
