@@ -1,0 +1,1136 @@
+"""Diff two agent runs: what really changed, not which ids and timestamps did.
+
+Sans-I/O core plus a thin loading shell. Both sides are turned into *items* per channel unit:
+- `events` level: universal events folded into items (a message with its streamed deltas joined, a
+  tool call with its arguments and its result, reasoning, errors, usage, session start/end);
+- `wire` level: every message of a channel, normalized (per-dialect volatile fields hidden).
+Each item has a coarse *signature* (kind, role, tool name, ...) and a *body* (its normalized content
+as canonical JSON). Channels are paired by kind/dialect/order (identical channels first, so reordered
+independent channels are not a difference); inside each pair the bodies are aligned (Myers/patience,
+`wirecap.analysis.align`), and what is left unmatched is aligned again on signatures so that an item
+whose content changed is reported as *changed*, with field-level differences by path.
+The `stats` level puts the numbers of `wirecap stats` side by side.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from wirecap.analysis.align import align
+from wirecap.analysis.normalize import MISSING, Normalizer, format_path
+from wirecap.errors import CaptureFormatError, WirecapError
+from wirecap.events import (
+    ERROR,
+    EVENT_KINDS,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_STARTED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    UNPARSED,
+    USAGE,
+    Event,
+)
+
+LEVELS = ("events", "wire", "stats")
+
+# Event-level fields that change from run to run whatever the dialect (paths over items, see docs/paths.md).
+EVENT_VOLATILE = (
+    "*[*].session_id",
+    "*[*].message_id",
+    "*[*].call_id",
+    "*[*].result.call_id",
+    "*[*].request_id",
+    "*[*].uuid",
+    "*[*].duration_ms",
+    "*[*].duration_api_ms",
+    "*[*].ttft_ms",
+    "*[*].ttft_stream_ms",
+    "*[*].time_to_request_ms",
+    "*[*].timestamp",
+)
+
+# Event kind -> item kind (item.* events use their own `item` field).
+_EVENT_ITEM = {
+    SESSION_STARTED: "session",
+    TURN_STARTED: "turn",
+    USAGE: "usage",
+    ERROR: "error",
+    TURN_ENDED: "turn_end",
+    SESSION_ENDED: "session_end",
+    UNPARSED: "unparsed",
+}
+_PIPES = ("proc", "stdout", "stderr", "stdin")
+
+
+# --- data ----------------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Item:
+    """One comparable thing on one side: an event item or a wire message."""
+
+    kind: str
+    index: int  # ordinal of this kind within its channel unit on its side
+    sig: tuple[Any, ...]
+    body: bytes  # canonical JSON of the normalized content
+    seq: tuple[int, ...]
+    ch: str
+    t: float
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}[{self.index}]"
+
+    def content(self) -> Any:
+        return orjson.loads(self.body)
+
+
+@dataclass(slots=True)
+class Unit:
+    """A channel unit on one side: a WebSocket/HTTP channel, or a process with its pipes."""
+
+    key: str
+    kind: str  # ws, http, process, pipe, events
+    dialect: str | None
+    group: tuple[Any, ...]  # channels pair only within the same group
+    items: list[Item] = field(default_factory=list)
+    t_first: float | None = None
+    t_last: float | None = None
+
+    def fingerprint(self) -> int:
+        return hash(tuple((it.kind, it.body) for it in self.items))
+
+
+@dataclass(slots=True)
+class Change:
+    op: str  # added | removed | changed
+    kind: str
+    a: Item | None
+    b: Item | None
+    fields: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "kind": self.kind}
+        if self.a is not None:
+            out["a"] = _item_json(self.a)
+        if self.b is not None:
+            out["b"] = _item_json(self.b)
+        if self.op == "changed":
+            out["fields"] = [_field_json(p, o, n) for p, o, n in self.fields]
+        return out
+
+
+@dataclass(slots=True)
+class PairDiff:
+    """The aligned sequence of one channel pair (either side may be absent: channel added/removed)."""
+
+    a: Unit | None
+    b: Unit | None
+    # ("equal", i1, i2, j1, j2) spans and Change objects, in stream order
+    script: list[tuple[str, int, int, int, int] | Change] = field(default_factory=list)
+
+    @property
+    def changes(self) -> list[Change]:
+        return [s for s in self.script if isinstance(s, Change)]
+
+    @property
+    def title(self) -> str:
+        a = self.a.key if self.a else "(none)"
+        b = self.b.key if self.b else "(none)"
+        d = (self.a or self.b).dialect if (self.a or self.b) else None  # type: ignore[union-attr]
+        return f"A:{a} B:{b}" + (f" ({d})" if d else "")
+
+
+@dataclass(slots=True)
+class TimingFlag:
+    metric: str
+    where: str
+    a: float
+    b: float
+    threshold: float
+
+    @property
+    def ratio(self) -> float:
+        return self.b / self.a if self.a else float("inf")
+
+    def describe(self) -> str:
+        pct = (self.ratio - 1) * 100
+        return (f"timing: {self.metric} {_secs(self.a)} -> {_secs(self.b)} ({pct:+.0f}%) on {self.where}, "
+                f"over the +{self.threshold * 100:.0f}% threshold")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "where": self.where, "a": self.a, "b": self.b,
+                "ratio": round(self.ratio, 4) if self.a else None, "threshold": self.threshold}
+
+
+@dataclass(slots=True)
+class DiffResult:
+    a: str
+    b: str
+    level: str
+    pairs: list[PairDiff] = field(default_factory=list)
+    stats: list[dict[str, Any]] = field(default_factory=list)  # stats level rows
+    timing: list[TimingFlag] = field(default_factory=list)
+    timing_checked: list[dict[str, Any]] = field(default_factory=list)
+    notes_a: list[Any] = field(default_factory=list)
+    notes_b: list[Any] = field(default_factory=list)
+    items_a: int = 0
+    items_b: int = 0
+
+    @property
+    def stats_differ(self) -> bool:
+        return any(r["differs"] for r in self.stats)
+
+    @property
+    def equal(self) -> bool:
+        if self.timing:
+            return False
+        if self.level == "stats":
+            return not self.stats_differ
+        return all(p.a is not None and p.b is not None and not p.changes for p in self.pairs)
+
+    def counts(self) -> dict[str, int]:
+        c = {"added": 0, "removed": 0, "changed": 0}
+        for p in self.pairs:
+            if p.a is None or p.b is None:
+                c["added" if p.a is None else "removed"] += 1
+            for ch in p.changes:
+                c[ch.op] += 1
+        return c
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        """Added / removed / changed per kind (channels count as kind `channel`)."""
+        rows: dict[str, dict[str, Any]] = {}
+
+        def row(kind: str) -> dict[str, Any]:
+            return rows.setdefault(kind, {"kind": kind, "added": 0, "removed": 0, "changed": 0})
+
+        for p in self.pairs:
+            if p.a is None:
+                row("channel")["added"] += 1
+            elif p.b is None:
+                row("channel")["removed"] += 1
+            for ch in p.changes:
+                row(ch.kind)[ch.op] += 1
+        if self.level == "stats":
+            for r in self.stats:
+                if r["differs"]:
+                    row("stat:" + r["metric"])["changed"] += 1
+        if self.timing:
+            row("timing")["changed"] += len(self.timing)
+        return sorted(rows.values(), key=lambda r: (r["kind"] == "channel", r["kind"]))
+
+    def summary_line(self) -> str:
+        if self.level == "stats":
+            n = sum(1 for r in self.stats if r["differs"])
+            what = "equal: no differences in the numbers" if not n else f"{n} number(s) differ"
+        else:
+            c = self.counts()
+            total = sum(c.values())
+            npairs = sum(1 for p in self.pairs if p.a is not None and p.b is not None)
+            scope = (f"{self.items_a}/{self.items_b} items, {npairs} channel pair{'s' if npairs != 1 else ''}, "
+                     f"{self.level} level")
+            if total == 0:
+                what = f"equal: no differences ({scope})"
+            else:
+                what = (f"{total} difference{'s' if total != 1 else ''}: {c['added']} added, {c['removed']} removed, "
+                        f"{c['changed']} changed ({scope})")
+        if self.timing:
+            what += f"; {len(self.timing)} timing regression{'s' if len(self.timing) != 1 else ''}"
+        return what
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "a": self.a, "b": self.b, "level": self.level, "equal": self.equal,
+            "summary": self.summary_line(), "counts": self.counts(), "by_kind": self.summary_rows(),
+        }
+        if self.level == "stats":
+            out["stats"] = self.stats
+        else:
+            out["channels"] = [
+                {"a": p.a.key if p.a else None, "b": p.b.key if p.b else None,
+                 "dialect": (p.a or p.b).dialect if (p.a or p.b) else None,  # type: ignore[union-attr]
+                 "changes": [c.to_json() for c in p.changes]}
+                for p in self.pairs
+            ]
+        if self.timing_checked:
+            out["timing"] = {"checked": self.timing_checked, "regressions": [t.to_json() for t in self.timing]}
+        return out
+
+
+# --- input detection and loading ------------------------------------------------------------------------
+def input_kind(path: str) -> str:
+    """`capture` or `events` (universal-event JSONL), from the first line; WirecapError otherwise."""
+    if not os.path.exists(path):
+        raise WirecapError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise WirecapError(f"{path}: is a directory, not a capture")
+    first = _first_line(path)
+    if not first.strip():
+        raise WirecapError(f"{path}: empty file, not a wirecap capture")
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        raise WirecapError(f"{path}:1: not a wirecap capture or event file (first line is not JSON)") from None
+    if isinstance(obj, dict):
+        if obj.get("type") == "header" and "wirecap" in obj:
+            return "capture"
+        if obj.get("kind") in EVENT_KINDS or _is_events_header(obj):
+            return "events"
+    raise WirecapError(f"{path}:1: not a wirecap capture or universal-event file "
+                       "(first line is neither a capture header nor an event)")
+
+
+def _is_events_header(obj: dict[str, Any]) -> bool:
+    return obj.get("type") in ("events", "events-header", "header") and "kind" not in obj and (
+        "wirecap_events" in obj or "events" in str(obj.get("type")) or "format" in obj)
+
+
+def _open_text_lines(path: str) -> io.BufferedReader | gzip.GzipFile:
+    f = open(path, "rb")  # noqa: SIM115 - caller closes
+    if f.peek(2)[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    return f
+
+
+def _first_line(path: str) -> bytes:
+    try:
+        with _open_text_lines(path) as f:
+            if path.endswith(".zst"):
+                return b"{}"  # compressed captures: let the capture reader judge
+            return f.readline()
+    except OSError as e:
+        raise WirecapError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def read_event_file(path: str) -> Iterator[Event]:
+    """Universal events from a JSONL file written by `wirecap convert` (header line tolerated)."""
+    with _open_text_lines(path) as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise WirecapError(f"{path}:{lineno}: not JSON") from None
+            if not isinstance(obj, dict) or obj.get("kind") not in EVENT_KINDS:
+                if lineno == 1 and isinstance(obj, dict):
+                    continue  # a header line
+                raise WirecapError(f"{path}:{lineno}: not a universal event (no known `kind`)")
+            yield Event.from_json(obj)
+
+
+def _decode(path: str, kind: str, ch: str | None) -> Iterator[Event]:
+    if kind == "events":
+        for ev in read_event_file(path):
+            if ch is None or ev.ch == ch or unit_key(ev.ch) == ch:
+                yield ev
+        return
+    try:
+        from wirecap.dialects import decode_capture
+    except ImportError:
+        raise WirecapError("the events level needs the dialect decoders (wirecap.dialects), "
+                           "which are not installed; use --level wire") from None
+    yield from decode_capture(path, ch=ch)
+
+
+def unit_key(ch: str) -> str:
+    """A process and its pipes form one unit: `stdout-2` -> `proc-2`."""
+    head, _, n = ch.partition("-")
+    if head in _PIPES and (not n or n.isdigit()):
+        return "proc" + (f"-{n}" if n else "")
+    return ch
+
+
+# --- events level: events -> items ------------------------------------------------------------------------
+class _Open:
+    __slots__ = ("kind", "role", "data", "pieces", "seq", "ch", "t", "index", "result", "done", "key")
+
+    def __init__(self, kind: str, role: str | None, ch: str, seq: tuple[int, ...], t: float, index: int) -> None:
+        self.kind = kind
+        self.role = role
+        self.data: dict[str, Any] = {}
+        self.pieces: list[str] = []
+        self.seq = seq
+        self.ch = ch
+        self.t = t
+        self.index = index
+        self.result: dict[str, Any] | None = None
+        self.done = False
+        self.key: tuple[Any, ...] | None = None
+
+
+class ItemBuilder:
+    """Folds a stream of universal events into items, per unit. Streaming; items kept compact."""
+
+    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key) -> None:
+        self.normalizer = normalizer
+        self.chunks = chunks
+        self.unit_of = unit_of
+        self.units: dict[str, Unit] = {}
+        self._slots: dict[str, list[_Open | Item]] = {}
+        self._open: dict[tuple[str, str | None, str], _Open] = {}
+        self._calls: dict[tuple[str, str], _Open] = {}
+        self._counts: dict[tuple[str, str], int] = {}
+
+    def _unit(self, ev: Event) -> Unit:
+        key = self.unit_of(ev.ch)
+        u = self.units.get(key)
+        if u is None:
+            kind = "events"
+            u = self.units[key] = Unit(key, kind, ev.dialect or None, ("events", ev.dialect or None))
+            self._slots[key] = []
+        elif u.dialect is None and ev.dialect:
+            u.dialect = ev.dialect
+            u.group = ("events", ev.dialect)
+        if u.t_first is None:
+            u.t_first = ev.t
+        u.t_last = ev.t
+        return u
+
+    def _new(self, u: Unit, kind: str, role: str | None, ev: Event) -> _Open:
+        n = self._counts.get((u.key, kind), 0)
+        self._counts[(u.key, kind)] = n + 1
+        o = _Open(kind, role, ev.ch, tuple(ev.seq), ev.t, n)
+        self._slots[u.key].append(o)
+        return o
+
+    def feed(self, ev: Event) -> None:
+        u = self._unit(ev)
+        if ev.kind in (ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED):
+            self._feed_item(u, ev)
+            return
+        kind = _EVENT_ITEM.get(ev.kind, ev.kind)
+        o = self._new(u, kind, ev.role, ev)
+        o.data = dict(ev.data)
+        o.done = True
+
+    def _feed_item(self, u: Unit, ev: Event) -> None:
+        kind = ev.item or "item"
+        if kind == TOOL_RESULT:
+            call_id = ev.data.get("call_id")
+            call = self._calls.get((u.key, call_id)) if call_id is not None else None
+            if call is not None and (call.result is None or not call.result.get("_done")):
+                # a result belongs to its call: compared as `tool_call[N].result`
+                if ev.kind != ITEM_DELTA:
+                    call.result = {**(call.result or {}), **ev.data}
+                    if ev.kind == ITEM_COMPLETED:
+                        call.result["_done"] = True
+                call.seq = call.seq + tuple(ev.seq)
+                return
+        okey = (u.key, ev.id, kind)
+        o = self._open.get(okey)
+        if (o is None or o.done) and ev.kind == ITEM_COMPLETED:
+            o = self._streamed_part(u.key, ev.id, kind)
+        if o is None or o.done:
+            o = self._new(u, kind, ev.role, ev)
+            o.key = okey
+            self._open[okey] = o
+        else:
+            o.seq = o.seq + tuple(ev.seq)
+        if ev.role and not o.role:
+            o.role = ev.role
+        if ev.kind == ITEM_DELTA:
+            piece = ev.data.get("text")
+            if piece is None:
+                piece = ev.data.get("arguments", ev.data.get("delta", ""))
+            o.pieces.append(piece if isinstance(piece, str) else orjson.dumps(piece).decode())
+            for k, v in ev.data.items():
+                if k not in ("text", "arguments", "delta"):
+                    o.data.setdefault(k, v)
+        else:
+            o.data.update(ev.data)
+            if ev.kind == ITEM_COMPLETED:
+                o.done = True
+                if o.key is not None and self._open.get(o.key) is o:
+                    del self._open[o.key]  # only unfinished items stay open (keeps lookups cheap)
+        if kind == TOOL_CALL:
+            call_id = o.data.get("call_id") or ev.id
+            if call_id is not None:
+                self._calls[(u.key, call_id)] = o
+
+    def _streamed_part(self, unit: str, item_id: str | None, kind: str) -> _Open | None:
+        """The open streamed item a completion finishes although its id is spelled differently
+        (`msg_1:0` streamed, `msg_1` completed): the earliest unfinished one of that kind and id prefix."""
+        for (ukey, oid, okind), o in self._open.items():
+            if ukey != unit or okind != kind or o.done:
+                continue
+            if item_id is None or oid is None or (isinstance(oid, str) and oid.startswith(f"{item_id}:")):
+                return o
+        return None
+
+    def finish(self) -> dict[str, Unit]:
+        for key, slots in self._slots.items():
+            u = self.units[key]
+            u.items = [self._item(u, o) for o in _usage_first(slots)]  # type: ignore[arg-type]
+        self._slots.clear()
+        self._open.clear()
+        self._calls.clear()
+        return self.units
+
+    def _item(self, u: Unit, o: _Open) -> Item:
+        content: dict[str, Any]
+        data = o.data
+        if o.kind in ("message", "reasoning", "status"):
+            text = data.get("text")
+            if not isinstance(text, str):
+                text = "".join(o.pieces)
+            content = {k: v for k, v in data.items() if k != "text"}
+            if o.role is not None:
+                content["role"] = o.role
+            content["text"] = text
+            if self.chunks and o.pieces:
+                content["chunks"] = list(o.pieces)
+            sig: tuple[Any, ...] = (o.kind, o.role)
+            label = _clip(text, 70)
+        elif o.kind == TOOL_CALL:
+            content = dict(data)
+            if "input" not in content and o.pieces:
+                joined = "".join(o.pieces)
+                try:
+                    content["input"] = orjson.loads(joined)
+                except orjson.JSONDecodeError:
+                    content["input"] = joined
+            if o.result is not None:
+                content["result"] = {k: v for k, v in o.result.items() if k != "_done"}
+            elif "result" not in content:
+                content["result"] = None
+            name = content.get("name")
+            sig = (o.kind, name)
+            label = f"{name} {_clip(_compact(content.get('input')), 60)}"
+        else:
+            content = dict(data)
+            if o.role is not None:
+                content["role"] = o.role
+            sig = (o.kind, _sig_hint(o.kind, content))
+            label = ""
+        norm = self.normalizer(content, (o.kind, o.index))
+        if not label:
+            label = _label(o.kind, norm)
+        return Item(o.kind, o.index, sig, _canon(norm), o.seq, o.ch, o.t, label)
+
+
+def _usage_first(slots: list[_Open]) -> list[_Open]:
+    """Items decoded from one record have no order among them except their content order; usage
+    (a snapshot riding on the record) goes first, so streamed and non-streamed runs line up."""
+    out: list[_Open] = []
+    i = 0
+    while i < len(slots):
+        j = i + 1
+        first = slots[i].seq[:1]
+        while j < len(slots) and first and slots[j].seq[:1] == first:
+            j += 1
+        group = slots[i:j]
+        if len(group) > 1:
+            group = [o for o in group if o.kind == "usage"] + [o for o in group if o.kind != "usage"]
+        out.extend(group)
+        i = j
+    return out
+
+
+def _sig_hint(kind: str, content: dict[str, Any]) -> Any:
+    if kind == "usage":
+        return content.get("scope")
+    if kind == "unparsed":
+        raw = content.get("raw")
+        return raw.get("type") if isinstance(raw, dict) else type(raw).__name__
+    if kind == "error":
+        return content.get("code")
+    return None
+
+
+def _label(kind: str, content: dict[str, Any]) -> str:
+    if kind == "session":
+        parts = [str(content[k]) for k in ("model", "version") if content.get(k)]
+        return " ".join(parts)
+    if kind == "usage":
+        return " ".join(f"{k}={content[k]}" for k in ("model", "input_tokens", "output_tokens") if k in content)
+    if kind == "error":
+        return _clip(str(content.get("message", "")), 70)
+    if kind == "turn":
+        return _clip(str(content.get("prompt") or ""), 70)
+    if kind == "turn_end":
+        return " ".join(f"{k}={content[k]}" for k in ("stop_reason", "is_error") if k in content)
+    if kind == "unparsed":
+        return _clip(str(content.get("reason", "")), 70)
+    return _clip(_compact(content), 70)
+
+
+# --- wire level: records -> items -------------------------------------------------------------------------
+class WireBuilder:
+    """Per channel: each message (and HTTP status / exit code), normalized with the dialect's volatile paths."""
+
+    DETECT_AFTER = 5
+
+    def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None) -> None:
+        self.ignore = ignore
+        self.keep = keep
+        self.only = only
+        self.units: dict[str, Unit] = {}
+        self._opens: dict[str, dict[str, Any]] = {}
+        self._pending: dict[str, list[dict[str, Any]]] = {}
+        self._norm: dict[str, Normalizer] = {}
+        self._counts: dict[tuple[str, str], int] = {}
+        self._norm_cache: dict[str | None, Normalizer] = {}
+
+    def _normalizer(self, dialect: str | None) -> Normalizer:
+        n = self._norm_cache.get(dialect)
+        if n is None:
+            n = self._norm_cache[dialect] = Normalizer((*_volatile(dialect), *self.ignore), self.keep)
+        return n
+
+    def feed(self, rec: dict[str, Any]) -> None:
+        ch = rec.get("ch")
+        rtype = rec.get("type")
+        if not isinstance(ch, str) or rtype not in ("open", "msg", "response", "close"):
+            return
+        if self.only is not None and ch != self.only and unit_key(ch) != self.only:
+            return
+        if rtype == "open":
+            self._opens[ch] = rec
+        u = self.units.get(ch)
+        if u is None:
+            o = self._opens.get(ch, {})
+            kind = o.get("kind") or ("pipe" if unit_key(ch) != ch else "?")
+            group: tuple[Any, ...] = (kind,)
+            if kind == "pipe":
+                group = (kind, o.get("stream") or ch.split("-")[0])
+            elif kind == "http":
+                group = (kind, o.get("method"), _url_path(o.get("url")))
+            elif kind == "ws":
+                group = (kind, _url_path(o.get("url")))
+            u = self.units[ch] = Unit(ch, kind, None, group)
+            self._pending[ch] = []
+        t = rec.get("t")
+        if isinstance(t, (int, float)):
+            if u.t_first is None:
+                u.t_first = t
+            u.t_last = t
+        if rtype == "open":
+            return
+        pend = self._pending.get(ch)
+        if pend is not None:
+            pend.append(rec)
+            nmsg = sum(1 for r in pend if r.get("type") == "msg")
+            if nmsg >= self.DETECT_AFTER or rtype == "close":
+                self._detect(u)
+            return
+        self._add(u, rec)
+
+    def _detect(self, u: Unit) -> None:
+        pend = self._pending.pop(u.key, [])
+        o = self._opens.get(u.key)
+        if o is not None and o.get("kind") == "pipe" and isinstance(o.get("proc"), str):
+            proc_open = self._opens.get(o["proc"])
+            o = {**(proc_open or {}), **{k: v for k, v in o.items() if k == "dialect"}} if proc_open else o
+        u.dialect = _detect(o, [r for r in pend if r.get("type") == "msg"])
+        u.group = (*u.group, u.dialect)
+        self._norm[u.key] = self._normalizer(u.dialect)
+        for r in pend:
+            self._add(u, r)
+
+    def _add(self, u: Unit, rec: dict[str, Any]) -> None:
+        rtype = rec["type"]
+        norm = self._norm[u.key]
+        if rtype == "msg":
+            kind = "msg"
+            if "json" in rec:
+                payload = norm(rec["json"])
+            elif "text" in rec:
+                payload = rec["text"]
+            else:
+                payload = {"b64": rec.get("b64")}
+            sse = rec.get("sse") or {}
+            ev = sse.get("event") if isinstance(sse, dict) else None
+            typ = payload.get("type") if isinstance(payload, dict) else None
+            sig: tuple[Any, ...] = (rec.get("dir"), ev, typ if isinstance(typ, str) else None)
+            label = f"{rec.get('dir', '')} " + (f"event:{ev} " if ev else "") + _clip(_compact(payload), 70)
+            body = _canon([rec.get("dir"), ev, payload])
+        elif rtype == "response":
+            kind = "response"
+            payload = {"status": rec.get("status")}
+            sig = (kind,)
+            label = f"HTTP {rec.get('status')}"
+            body = _canon(payload)
+        else:
+            kind = "close"
+            payload = {k: rec[k] for k in ("code", "status", "exit_code", "signal") if k in rec}
+            sig = (kind,)
+            label = " ".join(f"{k}={v}" for k, v in payload.items())
+            body = _canon(payload)
+        n = self._counts.get((u.key, kind), 0)
+        self._counts[(u.key, kind)] = n + 1
+        u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0), label))
+
+    def finish(self) -> dict[str, Unit]:
+        for key in list(self._pending):
+            self._detect(self.units[key])
+        return self.units
+
+
+def _wire_payload(item: Item) -> Any:
+    """The normalized payload of a wire item (without dir / SSE event)."""
+    v = item.content()
+    if item.kind == "msg" and isinstance(v, list) and len(v) == 3:
+        return v[2]
+    return v
+
+
+def _url_path(url: Any) -> str | None:
+    if not isinstance(url, str):
+        return None
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).path
+    except ValueError:
+        return None
+
+
+def _detect(open_rec: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    try:
+        from wirecap.dialects import detect_channel
+    except ImportError:
+        hint = (open_rec or {}).get("dialect")
+        return hint if isinstance(hint, str) else None
+    try:
+        return detect_channel(open_rec, msgs)[0]
+    except Exception:  # noqa: BLE001 - detection is a hint; a failure only costs volatile-field defaults
+        return None
+
+
+def _volatile(dialect: str | None) -> list[str]:
+    if not dialect:
+        return []
+    try:
+        from wirecap.dialects import volatile_paths
+    except ImportError:
+        return []
+    try:
+        return list(volatile_paths(dialect))
+    except WirecapError:
+        return []
+
+
+# --- pairing and alignment ------------------------------------------------------------------------------
+def pair_units(a: list[Unit], b: list[Unit]) -> list[tuple[Unit | None, Unit | None]]:
+    """Pair channel units of the same group: identical ones first (reordering is not a difference),
+    then in order. Unpaired units are returned with None on the other side."""
+    pairs: list[tuple[Unit | None, Unit | None]] = []
+    used_b: set[int] = set()
+    paired_a: dict[int, int] = {}
+    by_group: dict[Any, list[int]] = {}
+    for j, u in enumerate(b):
+        by_group.setdefault(u.group, []).append(j)
+    fp_b = {j: u.fingerprint() for j, u in enumerate(b)}
+    for i, u in enumerate(a):
+        fp = u.fingerprint()
+        for j in by_group.get(u.group, []):
+            if j not in used_b and fp_b[j] == fp:
+                used_b.add(j)
+                paired_a[i] = j
+                break
+    for i, u in enumerate(a):
+        if i in paired_a:
+            continue
+        for j in by_group.get(u.group, []):
+            if j not in used_b:
+                used_b.add(j)
+                paired_a[i] = j
+                break
+    for i, u in enumerate(a):
+        pairs.append((u, b[paired_a[i]]) if i in paired_a else (u, None))
+    for j, u in enumerate(b):
+        if j not in used_b:
+            pairs.append((None, u))
+    return pairs
+
+
+def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tuple[str, int, int, int, int] | Change]:
+    """Align two item lists: equal spans and Changes (changed pairs carry field-level differences)."""
+    script: list[tuple[str, int, int, int, int] | Change] = []
+    ops = align([(x.kind, x.body) for x in a], [(x.kind, x.body) for x in b])
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            script.append(("equal", i1, i2, j1, j2))
+            continue
+        sub_a, sub_b = a[i1:i2], b[j1:j2]
+        for stag, k1, k2, l1, l2 in align([x.sig for x in sub_a], [x.sig for x in sub_b]):
+            if stag == "equal":
+                for ia, ib in zip(range(k1, k2), range(l1, l2), strict=True):
+                    x, y = sub_a[ia], sub_b[ib]
+                    script.append(Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire)))
+                continue
+            if stag == "replace":
+                # same-kind pairs in a replaced run are still "changed", in order
+                xs, ys = sub_a[k1:k2], sub_b[l1:l2]
+                rest_b = list(ys)
+                for x in xs:
+                    y = next((c for c in rest_b if c.kind == x.kind), None)
+                    if y is not None:
+                        rest_b.remove(y)
+                        script.append(Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire)))
+                    else:
+                        script.append(Change("removed", x.kind, x, None))
+                for y in rest_b:
+                    script.append(Change("added", y.kind, None, y))
+                continue
+            for x in sub_a[k1:k2]:
+                script.append(Change("removed", x.kind, x, None))
+            for y in sub_b[l1:l2]:
+                script.append(Change("added", y.kind, None, y))
+    return script
+
+
+def item_field_diffs(x: Item, y: Item, *, wire: bool = False) -> list[tuple[str, Any, Any]]:
+    if wire and x.kind == "msg":
+        va, vb = x.content(), y.content()
+        out: list[tuple[str, Any, Any]] = []
+        if va[0] != vb[0]:
+            out.append((x.name + " dir", va[0], vb[0]))
+        if va[1] != vb[1]:
+            out.append((x.name + " sse.event", va[1], vb[1]))
+        structural_diffs(va[2], vb[2], (x.kind, x.index), out)
+        return out
+    out = []
+    structural_diffs(x.content(), y.content(), (x.kind, x.index), out)
+    return out
+
+
+def structural_diffs(a: Any, b: Any, path: tuple[Any, ...], out: list[tuple[str, Any, Any]]) -> None:
+    """Field differences like `normalize.field_diffs`, but lists are aligned (an inserted element is
+    one difference, not a shift of every later index) and lists of scalars are reported in one line."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a:
+            if k in b:
+                structural_diffs(a[k], b[k], (*path, k), out)
+            else:
+                out.append((format_path((*path, k)), a[k], MISSING))
+        for k in b:
+            if k not in a:
+                out.append((format_path((*path, k)), MISSING, b[k]))
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        if a == b:
+            return
+        if all(_scalar(v) for v in a) and all(_scalar(v) for v in b) and (len(a) > 1 or len(b) > 1):
+            out.append((format_path(path), a, b))
+            return
+        ka, kb = [_canon(v) for v in a], [_canon(v) for v in b]
+        for tag, i1, i2, j1, j2 in align(ka, kb):
+            if tag == "equal":
+                continue
+            n = min(i2 - i1, j2 - j1)
+            for k in range(n):
+                structural_diffs(a[i1 + k], b[j1 + k], (*path, i1 + k), out)
+            for k in range(i1 + n, i2):
+                out.append((format_path((*path, k)), a[k], MISSING))
+            for k in range(j1 + n, j2):
+                out.append((format_path((*path, k)), MISSING, b[k]))
+        return
+    if a != b or type(a) is not type(b):
+        out.append((format_path(path) or ".", a, b))
+
+
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+# --- the entry point --------------------------------------------------------------------------------------
+def parse_threshold(spec: str | float | None) -> float | None:
+    """`50%`, `50` -> 0.5 (a relative increase)."""
+    if spec is None:
+        return None
+    if isinstance(spec, (int, float)):
+        return float(spec)
+    s = str(spec).strip().rstrip("%").strip()
+    try:
+        v = float(s)
+    except ValueError:
+        raise WirecapError(f"bad timing threshold {spec!r} (write it like 50%)") from None
+    if v < 0:
+        raise WirecapError(f"bad timing threshold {spec!r}: must not be negative")
+    return v / 100.0
+
+
+def _split_ch(ch: str | None) -> tuple[str | None, str | None]:
+    if ch is None:
+        return None, None
+    a, sep, b = ch.partition(":")
+    return (a or None), ((b or None) if sep else (a or None))
+
+
+def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = None, ignore: Iterable[str] = (),
+                  keep: Iterable[str] = (), chunks: bool = False, timing_threshold: float | str | None = None,
+                  context_notes: bool = True) -> DiffResult:
+    """Compare two captures (or two universal-event JSONL files). Raises WirecapError on bad input."""
+    if level not in LEVELS:
+        raise WirecapError(f"unknown level {level!r} (one of {', '.join(LEVELS)})")
+    ignore, keep = tuple(ignore), tuple(keep)
+    Normalizer(ignore, keep)  # a bad path fails here, before any reading
+    kind_a, kind_b = input_kind(a), input_kind(b)
+    if kind_a != kind_b:
+        raise WirecapError(f"cannot compare a {kind_a} ({a}) with a {kind_b} ({b}): give two captures or two "
+                           "universal-event files")
+    if level == "wire" and kind_a == "events":
+        raise WirecapError(f"{a}: the wire level needs captures, not universal-event files")
+    ch_a, ch_b = _split_ch(ch)
+    threshold = parse_threshold(timing_threshold)
+    result = DiffResult(a, b, level)
+    if level == "stats":
+        sa, sb = _stats(a, kind_a), _stats(b, kind_b)
+        _check_dialects(a, b, {s.get("dialect") for s in sa}, {s.get("dialect") for s in sb})
+        result.stats = stats_rows(sa, sb)
+    else:
+        if level == "events":
+            units_a = _event_units(a, kind_a, ch_a, ignore, keep, chunks)
+            units_b = _event_units(b, kind_b, ch_b, ignore, keep, chunks)
+        else:
+            units_a = _wire_units(a, ch_a, ignore, keep)
+            units_b = _wire_units(b, ch_b, ignore, keep)
+        for path, units, c in ((a, units_a, ch_a), (b, units_b, ch_b)):
+            if c is not None and not units:
+                raise WirecapError(f"{path}: no channel {c!r}")
+        _check_dialects(a, b, {u.dialect for u in units_a}, {u.dialect for u in units_b})
+        if ch_a is not None:  # one channel each: compare them whatever their groups
+            for u in (*units_a, *units_b):
+                u.group = ("picked",)
+        for ua, ub in pair_units(units_a, units_b):
+            pd = PairDiff(ua, ub)
+            if ua is not None and ub is not None:
+                pd.script = diff_items(ua.items, ub.items, wire=level == "wire")
+            result.pairs.append(pd)
+        result.items_a = sum(len(u.items) for u in units_a)
+        result.items_b = sum(len(u.items) for u in units_b)
+        if threshold is not None:
+            _unit_timing(result, threshold)
+    if threshold is not None:
+        _session_timing(result, a, b, kind_a, threshold)
+    if context_notes:
+        result.notes_a, result.notes_b = _notes(a), _notes(b)
+    return result
+
+
+def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
+    da = {d for d in da if d}
+    db = {d for d in db if d}
+    if da and db and not (da & db):
+        raise WirecapError(f"different dialects: {a} is {', '.join(sorted(da))} but {b} is {', '.join(sorted(db))}; "
+                           "nothing to compare (pick comparable channels with --ch A:B)")
+
+
+def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
+                 chunks: bool) -> list[Unit]:
+    events = _decode(path, kind, ch)
+    first = next(events, None)
+    dialect = first.dialect if first is not None else None
+    extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
+    builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
+                          unit_of=(lambda c: "picked") if ch is not None else unit_key)
+    try:
+        if first is not None:
+            builder.feed(first)
+        for ev in events:
+            builder.feed(ev)
+    except CaptureFormatError:
+        raise
+    units = list(builder.finish().values())
+    if ch is not None:
+        for u in units:
+            u.key = ch
+    return units
+
+
+def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...]) -> list[Unit]:
+    from wirecap.capture.reader import CaptureReader
+
+    builder = WireBuilder(ignore, keep, only=ch)
+    with CaptureReader(path) as reader:
+        for rec in reader:
+            builder.feed(rec)
+    return [u for u in builder.finish().values() if u.items or u.kind != "process"]
+
+
+def _notes(path: str) -> list[Any]:
+    try:
+        from wirecap.analysis.notes import load_notes
+    except ImportError:
+        return []
+    try:
+        return list(load_notes(path))
+    except Exception:  # noqa: BLE001 - notes are a side show; a broken sidecar must not stop a diff
+        return []
+
+
+# --- stats and timing ----------------------------------------------------------------------------------
+STAT_METRICS = (
+    # (metric, timing?)
+    ("sessions", False),
+    ("duration", True),
+    ("ttft", True),
+    ("llm_calls", False),
+    ("prompt_tokens", False),
+    ("completion_tokens", False),
+    ("cache_read_tokens", False),
+    ("cache_creation_tokens", False),
+    ("total_tokens", False),
+    ("tool_calls", False),
+    ("cost_usd", False),
+    ("errors", False),
+)
+
+
+def _stats(path: str, kind: str) -> list[dict[str, Any]]:
+    try:
+        from wirecap.analysis import stats as stats_mod
+    except ImportError:
+        raise WirecapError("the stats level needs wirecap.analysis.stats, which is not installed") from None
+    if kind == "events":
+        return list(stats_mod.stats_from_events(read_event_file(path)))
+    return list(stats_mod.stats_capture(path))
+
+
+def _num(v: Any) -> float:
+    if isinstance(v, bool) or v is None:
+        return 0.0
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, (list, tuple, set)):
+        return float(len(v))
+    if isinstance(v, dict):
+        return float(sum(_num(x) for x in v.values()))
+    return 0.0
+
+
+def stats_totals(sessions: list[dict[str, Any]]) -> dict[str, float | None]:
+    """One number per metric over all sessions (ttft: the first session's; durations add up)."""
+    tot: dict[str, float | None] = {m: 0.0 for m, _ in STAT_METRICS}
+    tot["sessions"] = float(len(sessions))
+    ttfts = [s.get("ttft") for s in sessions if isinstance(s.get("ttft"), (int, float))]
+    tot["ttft"] = float(ttfts[0]) if ttfts else None
+    durs = [s.get("duration") for s in sessions if isinstance(s.get("duration"), (int, float))]
+    tot["duration"] = float(sum(durs)) if durs else None
+    for s in sessions:
+        for usage in (s.get("models_usage") or {}).values():
+            if not isinstance(usage, dict):
+                continue
+            for k in ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_creation_tokens",
+                      "total_tokens"):
+                tot[k] = (tot[k] or 0.0) + _num(usage.get(k))
+        tot["llm_calls"] = (tot["llm_calls"] or 0.0) + _num(s.get("llm_calls"))
+        tot["tool_calls"] = (tot["tool_calls"] or 0.0) + _num(s.get("tool_calls"))
+        tot["cost_usd"] = (tot["cost_usd"] or 0.0) + _num(s.get("total_cost"))
+        tot["errors"] = (tot["errors"] or 0.0) + _num(s.get("errors"))
+    return tot
+
+
+def stats_rows(sa: list[dict[str, Any]], sb: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Metric, A, B, delta, ratio; `differs` for non-timing metrics that are not equal."""
+    ta, tb = stats_totals(sa), stats_totals(sb)
+    rows = []
+    for metric, timing in STAT_METRICS:
+        va, vb = ta[metric], tb[metric]
+        delta = (vb - va) if va is not None and vb is not None else None
+        ratio = (vb / va) if va and vb is not None else None
+        differs = (not timing) and (abs(delta) > 1e-9 if delta is not None else va != vb)
+        rows.append({"metric": metric, "a": _round(va), "b": _round(vb), "delta": _round(delta),
+                     "ratio": round(ratio, 4) if ratio is not None else None, "timing": timing,
+                     "differs": bool(differs)})
+    tools_a: dict[str, float] = {}
+    tools_b: dict[str, float] = {}
+    for sessions, acc in ((sa, tools_a), (sb, tools_b)):
+        for s in sessions:
+            tc = s.get("tool_calls")
+            if isinstance(tc, dict):
+                for name, n in tc.items():
+                    acc[name] = acc.get(name, 0.0) + _num(n)
+    for name in sorted(set(tools_a) | set(tools_b)):
+        va, vb = tools_a.get(name, 0.0), tools_b.get(name, 0.0)
+        rows.append({"metric": f"tool_calls.{name}", "a": va, "b": vb, "delta": vb - va,
+                     "ratio": round(vb / va, 4) if va else None, "timing": False, "differs": va != vb})
+    return rows
+
+
+def _round(v: float | None) -> float | int | None:
+    if v is None:
+        return None
+    if float(v).is_integer() and abs(v) < 1e15:
+        return int(v)
+    return round(v, 6)
+
+
+def _regression(metric: str, where: str, va: Any, vb: Any, threshold: float, result: DiffResult) -> None:
+    if not isinstance(va, (int, float)) or not isinstance(vb, (int, float)):
+        return
+    result.timing_checked.append({"metric": metric, "where": where, "a": va, "b": vb})
+    # a regression: slower by more than the threshold, and by more than a millisecond (clock noise)
+    if vb > va * (1 + threshold) and vb - va > 0.001:
+        result.timing.append(TimingFlag(metric, where, float(va), float(vb), threshold))
+
+
+def _session_timing(result: DiffResult, a: str, b: str, kind: str, threshold: float) -> None:
+    try:
+        ta, tb = stats_totals(_stats(a, kind)), stats_totals(_stats(b, kind))
+    except WirecapError:
+        return
+    for metric in ("ttft", "duration"):
+        _regression(metric, "session", ta[metric], tb[metric], threshold, result)
+
+
+def _unit_timing(result: DiffResult, threshold: float) -> None:
+    """Per channel pair: time from the channel's first to its last record (an HTTP exchange, a process)."""
+    for p in result.pairs:
+        if p.a is None or p.b is None:
+            continue
+        if p.a.t_first is None or p.b.t_first is None or p.a.t_last is None or p.b.t_last is None:
+            continue
+        _regression("channel duration", p.title, p.a.t_last - p.a.t_first, p.b.t_last - p.b.t_first,
+                    threshold, result)
+
+
+# --- small helpers ----------------------------------------------------------------------------------------
+def _canon(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:
+        return repr(value)
+
+
+def _clip(s: str, n: int) -> str:
+    s = s.replace("\n", "\\n")
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _secs(v: float) -> str:
+    return f"{v * 1000:.0f}ms" if v < 1 else f"{v:.2f}s"
+
+
+def _field_json(path: str, old: Any, new: Any) -> dict[str, Any]:
+    """A field difference for --json: a side that lacks the field has no `a` / `b` key."""
+    out: dict[str, Any] = {"path": path}
+    if old is not MISSING:
+        out["a"] = old
+    if new is not MISSING:
+        out["b"] = new
+    return out
+
+
+def _item_json(it: Item) -> dict[str, Any]:
+    return {"item": it.name, "ch": it.ch, "seq": list(it.seq), "label": it.label}

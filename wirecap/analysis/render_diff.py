@@ -1,0 +1,194 @@
+"""Render a DiffResult: a unified view with context, a summary table, or stats side by side.
+
+Pure functions returning text; colors (ANSI) only when asked (the CLI asks when stdout is a TTY).
+Line prefixes: `-` only in A, `+` only in B, `~` changed (followed by its field differences by path),
+two spaces for context. Notes (annotations) of either side are shown under the item they point at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wirecap.analysis.diff import Change, DiffResult, Item, PairDiff
+from wirecap.analysis.normalize import MISSING
+
+_COLORS = {"-": "\x1b[31m", "+": "\x1b[32m", "~": "\x1b[33m", "@": "\x1b[36m", "#": "\x1b[35m", "!": "\x1b[1;31m"}
+_RESET = "\x1b[0m"
+VALUE_WIDTH = 72
+
+
+def render_unified(result: DiffResult, color: bool = False, context: int = 3) -> str:
+    """The readable view: per channel pair, hunks of changes with `context` equal items around them."""
+    out: list[str] = []
+
+    def emit(prefix: str, text: str) -> None:
+        line = f"{prefix} {text}" if prefix not in ("@", "#") else text
+        if color and prefix in _COLORS:
+            line = _COLORS[prefix] + line + _RESET
+        out.append(line)
+
+    if result.level == "stats":
+        out.append(render_stats(result, color))
+    else:
+        if not result.equal or result.timing:
+            emit("@", f"--- A {result.a}")
+            emit("@", f"+++ B {result.b}")
+        for pair in result.pairs:
+            _render_pair(pair, result, emit, context)
+    for flag in result.timing:
+        emit("!", flag.describe())
+    out.append(result.summary_line())
+    return "\n".join(out) + "\n"
+
+
+def _render_pair(pair: PairDiff, result: DiffResult, emit, context: int) -> None:
+    if pair.a is None or pair.b is None:
+        u = pair.a or pair.b
+        assert u is not None
+        sign = "-" if pair.b is None else "+"
+        side = "A" if pair.b is None else "B"
+        emit(sign, f"channel {u.key} ({u.dialect or u.kind}, {len(u.items)} items) only in {side}")
+        return
+    if not pair.changes:
+        return
+    emit("@", f"@@ {pair.title} @@")
+    a_items, b_items = pair.a.items, pair.b.items
+    script = pair.script
+    n = len(script)
+    for k, entry in enumerate(script):
+        if isinstance(entry, Change):
+            _change(emit, entry, result)
+            continue
+        _, i1, i2, j1, _j2 = entry
+        before = k > 0  # a change precedes this equal span
+        after = k + 1 < n  # a change follows it
+        if before and after and i2 - i1 <= 2 * context:
+            shown = [range(i1, i2)]
+        else:
+            head = range(i1, min(i2, i1 + context)) if before else range(i1, i1)
+            tail = range(max(i1 + len(head), i2 - context), i2) if after else range(i2, i2)
+            shown = [head, None, tail] if len(head) + len(tail) < i2 - i1 else [head, tail]
+        for part in shown:
+            if part is None:
+                emit("@", "  …")
+                continue
+            for i in part:
+                _context(emit, a_items[i], result, j1 + (i - i1), b_items)
+
+
+def _context(emit, item: Item, result: DiffResult, j: int, b_items: list[Item]) -> None:
+    emit(" ", f"{item.name} {item.label}".rstrip())
+    _notes(emit, item, result.notes_a, "A")
+    if 0 <= j < len(b_items):
+        _notes(emit, b_items[j], result.notes_b, "B")
+
+
+def _change(emit, c: Change, result: DiffResult) -> None:
+    if c.op == "removed":
+        assert c.a is not None
+        emit("-", f"{c.a.name} {c.a.label}".rstrip())
+        _notes(emit, c.a, result.notes_a, "A")
+        return
+    if c.op == "added":
+        assert c.b is not None
+        emit("+", f"{c.b.name} {c.b.label}".rstrip())
+        _notes(emit, c.b, result.notes_b, "B")
+        return
+    assert c.a is not None and c.b is not None
+    other = f" (B: {c.b.name})" if c.b.name != c.a.name else ""
+    emit("~", f"{c.a.name} {c.a.label}".rstrip() + other)
+    for path, old, new in c.fields:
+        emit("~", f"  {path}: {describe_change(old, new)}")
+    _notes(emit, c.a, result.notes_a, "A")
+    _notes(emit, c.b, result.notes_b, "B")
+
+
+def _notes(emit, item: Item, notes: list[Any], side: str) -> None:
+    if not notes:
+        return
+    for n in notes:
+        try:
+            hit = any(n.covers(s, item.ch) for s in item.seq)
+        except Exception:  # noqa: BLE001 - a note of an unknown shape is skipped, not fatal
+            hit = False
+        if hit:
+            emit("#", f"    # note {side} {getattr(n, 'id', '')} [{getattr(n, 'tag', '')}]: {getattr(n, 'text', '')}")
+
+
+def describe_change(old: Any, new: Any) -> str:
+    """`"ls" -> "ls -la"`; long texts shown around their first difference; scalar lists as -x +y."""
+    if old is MISSING:
+        return f"(missing) -> {value_repr(new)}"
+    if new is MISSING:
+        return f"{value_repr(old)} -> (missing)"
+    if isinstance(old, list) and isinstance(new, list):
+        removed = [v for v in old if v not in new]
+        added = [v for v in new if v not in old]
+        if removed or added:
+            parts = [f"-{value_repr(v, 40)}" for v in removed] + [f"+{value_repr(v, 40)}" for v in added]
+            more = ""
+            if len(parts) > 12:
+                more = f" … ({len(parts) - 12} more)"
+                parts = parts[:12]
+            return f"{len(old)} -> {len(new)} elements: " + " ".join(parts) + more
+        return f"same elements, new order: {value_repr(old)} -> {value_repr(new)}"
+    if isinstance(old, str) and isinstance(new, str) and (len(old) > VALUE_WIDTH or len(new) > VALUE_WIDTH):
+        p = 0
+        while p < min(len(old), len(new)) and old[p] == new[p]:
+            p += 1
+        start = max(0, p - 20)
+        lead = "…" if start else ""
+        return (f"{lead}{value_repr(old[start:])} -> {lead}{value_repr(new[start:])} "
+                f"(first difference at character {p})")
+    return f"{value_repr(old)} -> {value_repr(new)}"
+
+
+def value_repr(v: Any, width: int = VALUE_WIDTH) -> str:
+    import orjson
+
+    try:
+        s = orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:
+        s = repr(v)
+    return s if len(s) <= width else s[: width - 2] + "…" + s[-1]
+
+
+def render_summary(result: DiffResult) -> str:
+    """The table of added / removed / changed by kind (tabulate), and the one-line summary."""
+    from tabulate import tabulate
+
+    rows = result.summary_rows()
+    lines = []
+    if rows:
+        lines.append(tabulate([[r["kind"], r["added"], r["removed"], r["changed"]] for r in rows],
+                              headers=["kind", "added", "removed", "changed"], tablefmt="simple"))
+    for flag in result.timing:
+        lines.append(flag.describe())
+    lines.append(result.summary_line())
+    return "\n".join(lines) + "\n"
+
+
+def render_stats(result: DiffResult, color: bool = False) -> str:
+    """Numbers side by side: metric, A, B, delta, ratio (a `*` marks a difference)."""
+    from tabulate import tabulate
+
+    table = []
+    for r in result.stats:
+        mark = "*" if r["differs"] else ""
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else ""
+        delta = r["delta"]
+        dtxt = "" if delta is None else (f"{delta:+g}" if isinstance(delta, (int, float)) else str(delta))
+        row = [mark + r["metric"], _fmt(r["a"]), _fmt(r["b"]), dtxt, ratio]
+        if color and r["differs"]:
+            row[0] = _COLORS["~"] + row[0] + _RESET
+        table.append(row)
+    return tabulate(table, headers=["metric", "A", "B", "delta", "ratio"], tablefmt="simple",
+                    disable_numparse=True)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)

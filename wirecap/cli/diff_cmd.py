@@ -1,0 +1,57 @@
+"""`wirecap diff A B`: what really changed between two agent runs (thin shell over analysis.diff)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from wirecap.analysis.diff import LEVELS, diff_captures
+from wirecap.analysis.render_diff import render_summary, render_unified
+
+
+@click.command()
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--level", type=click.Choice(LEVELS), default="events", show_default=True,
+              help="events: universal events (messages, tool calls and results, reasoning, errors, usage); "
+                   "wire: every message after normalization; stats: the numbers side by side.")
+@click.option("--ch", metavar="A[:B]", help="Compare one channel of each side (B defaults to A), e.g. stdout or http-2:http-3.")
+@click.option("--ignore", "ignore", multiple=True, metavar="PATH",
+              help="Also ignore this field (path syntax of docs/paths.md; repeatable).")
+@click.option("--keep", "keep", multiple=True, metavar="PATH",
+              help="Compare this field even though it is volatile by default (repeatable; wins over --ignore).")
+@click.option("--chunks", is_flag=True, help="Also compare how streamed text was split into chunks.")
+@click.option("--summary", is_flag=True, help="A table of added / removed / changed by kind instead of the view.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable result (one JSON object).")
+@click.option("--timing", is_flag=True, help="Flag latency regressions (time to first token, durations).")
+@click.option("--threshold", default="50%", show_default=True, metavar="PCT",
+              help="With --timing: the slowdown that counts as a regression (50% = 1.5 times as long).")
+@click.option("--context", "context", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",
+              help="Unchanged items shown around each difference.")
+@click.option("--color/--no-color", default=None, help="Color the view (default: when stdout is a terminal).")
+def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...], chunks: bool,
+         summary: bool, as_json: bool, timing: bool, threshold: str, context: int, color: bool | None) -> None:
+    """Compare two captures (or two universal-event files from `wirecap convert`).
+
+    Ids, timestamps, txids, session ids, fingerprints and chunk boundaries are ignored by default, so
+    two runs of the same session compare equal. Streams are aligned (Myers/patience) and changed items
+    are reported by field path, e.g. `tool_call[2].input.command: "ls" -> "ls -la"`.
+
+    Exit status: 0 equal (one summary line), 1 different, 2 error — like diff(1).
+    """
+    result = diff_captures(a, b, level=level, ch=ch, ignore=ignore, keep=keep, chunks=chunks,
+                           timing_threshold=threshold if timing else None)
+    if as_json:
+        sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str) + b"\n")
+    elif result.equal:
+        click.echo(result.summary_line())
+    elif summary:
+        click.echo(render_summary(result), nl=False)
+    else:
+        use_color = sys.stdout.isatty() if color is None else color
+        click.echo(render_unified(result, color=use_color, context=context), nl=False)
+    sys.stdout.flush()
+    if not result.equal:
+        sys.exit(1)
