@@ -19,6 +19,7 @@ import orjson
 from wirecap.errors import CaptureFormatError, WirecapError
 
 SUPPORTED_VERSION = 1
+MAX_HEADER = 16 << 20  # a first line longer than this is not a header (binary junk without newlines)
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -91,7 +92,7 @@ class CaptureReader:
         self.records = 0
         self._f = _open_binary(self.path)
         try:
-            first = self._f.readline()
+            first = self._f.readline(MAX_HEADER)
         except (OSError, EOFError) as e:
             self._f.close()
             raise CaptureFormatError(f"{self.path}: cannot read: {e}") from None

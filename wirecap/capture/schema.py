@@ -221,8 +221,7 @@ def validate_capture_file(path: str | os.PathLike[str]) -> list[str]:
             problems += [f"{where}: {p}" for p in validate_record(value)]
             if not isinstance(value, dict):
                 continue
-            if end_line:
-                problems.append(f"{where}: record after the end record (line {end_line})")
+            end_line = 0  # records after an `end` are an append (a later session); only the last counts
             seq = value.get("seq")
             if isinstance(seq, int) and not isinstance(seq, bool):
                 if seq != expected_seq:

@@ -168,6 +168,7 @@ class CaptureWriter:
         self.id = header.get("id", "")
         self.created = header.get("created", "")
         self._seq = info["last_seq"]
+        self.records = info["last_seq"]  # `end.records` counts the records of the whole file
         self._last_t = info["last_t"]
         try:
             created = _dt.datetime.fromisoformat(self.created.replace("Z", "+00:00")).timestamp()
