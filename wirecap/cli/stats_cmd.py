@@ -1,0 +1,65 @@
+"""`wirecap stats`: per-session numbers (duration, ttft, usage per model, calls, cost, errors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import orjson
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}".rstrip("0").rstrip(".") if v else "0"
+    return str(v)
+
+
+@click.command()
+@click.argument("captures", metavar="CAP...", nargs=-1, required=True)
+@click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per session, in a JSON array.")
+@click.option("--all", "show_all", is_flag=True, help="Also list channels no dialect recognized.")
+def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_all: bool) -> None:
+    """Per session of each CAP: duration, time to first token, messages by type, bytes, tokens per
+    model (prompt = input + cache read + cache creation), LLM calls, tool calls, cost, errors.
+
+    The mapping is documented in docs/stats.md.
+    """
+    from wirecap.analysis.stats import stats_capture
+    from wirecap.dialects import get_dialect
+
+    if dialect:
+        get_dialect(dialect)
+    sessions: list[dict[str, Any]] = []
+    for cap in captures:
+        for s in stats_capture(cap, dialect=dialect):
+            if s["dialect"] is None and not show_all:
+                continue
+            sessions.append({"capture": cap, **s})
+    if as_json:
+        click.echo(orjson.dumps(sessions, option=orjson.OPT_INDENT_2).decode())
+        return
+    from tabulate import tabulate
+
+    rows = []
+    for s in sessions:
+        usage = s["models_usage"]
+        models = ", ".join(usage) or "-"
+        prompt = sum(m["prompt_tokens"] for m in usage.values())
+        completion = sum(m["completion_tokens"] for m in usage.values())
+        tools = ", ".join(f"{k}×{v}" for k, v in s["tool_calls"].items()) or "-"
+        rows.append((s["capture"] if len(captures) > 1 else "", s["session"][:20], s["ch"], s["dialect"] or "-",
+                     _fmt(s["duration"]), _fmt(s["ttft"]), sum(s["messages_by_type"].values()), _fmt(s["bytes"]),
+                     models, prompt if usage else "-", completion if usage else "-", _fmt(s["llm_calls"]), tools,
+                     _fmt(s["total_cost"], 6), s["errors"]))
+    headers = ["capture", "session", "ch", "dialect", "duration s", "ttft s", "msgs", "bytes", "models",
+               "prompt tok", "compl tok", "llm calls", "tools", "cost $", "errors"]
+    if len(captures) == 1:
+        headers = headers[1:]
+        rows = [r[1:] for r in rows]
+    if not rows:
+        click.echo("no decoded sessions (use --all to list undecoded channels)")
+        return
+    click.echo(tabulate(rows, headers=headers, tablefmt="simple"))

@@ -1,0 +1,51 @@
+"""`wirecap validate`: protocol rules over a capture; exit 1 when an error-severity finding exists."""
+
+from __future__ import annotations
+
+import click
+import orjson
+
+
+@click.command()
+@click.argument("capture", metavar="CAP")
+@click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it.")
+@click.option("--json", "as_json", is_flag=True, help="Findings as a JSON array instead of a table.")
+@click.option("--heartbeat-interval", type=float, metavar="S", help="Codebuff ping interval (default 30).")
+@click.option("--heartbeat-timeout", type=float, metavar="S", help="Codebuff: warn on a ping gap longer than S (default 60).")
+@click.option("--ack-latency", type=float, metavar="S", help="Codebuff: warn on an ack later than S (default 5).")
+@click.option("--tool-call-timeout", type=float, metavar="S",
+              help="Codebuff: tool-call-request timeout when the request names none (default 30).")
+@click.option("--gap", type=float, metavar="S", help="SSE: warn on a pause between events longer than S (default 30).")
+@click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
+              help="Show findings of this severity and above.")
+def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interval: float | None,
+             heartbeat_timeout: float | None, ack_latency: float | None, tool_call_timeout: float | None,
+             gap: float | None, min_severity: str) -> None:
+    """Check CAP against its dialects' rules (docs/validation-rules.md).
+
+    Prints severity, rule, seq, channel and a one-line message per finding. Exit status: 1 when an
+    error-severity finding exists, 0 otherwise, 2 when CAP cannot be read.
+    """
+    from wirecap.analysis.validate import has_errors, validate_capture
+    from wirecap.dialects import get_dialect
+
+    if dialect:
+        get_dialect(dialect)
+    options = {"heartbeat_interval": heartbeat_interval, "heartbeat_timeout": heartbeat_timeout,
+               "ack_latency": ack_latency, "tool_call_timeout": tool_call_timeout, "gap": gap}
+    found = validate_capture(capture, dialect=dialect, options={k: v for k, v in options.items() if v is not None})
+    rank = {"info": 0, "warning": 1, "error": 2}
+    shown = [f for f in found if rank.get(f.severity, 0) >= rank[min_severity]]
+    if as_json:
+        click.echo(orjson.dumps([f.to_json() for f in shown], option=orjson.OPT_INDENT_2).decode())
+    elif shown:
+        from tabulate import tabulate
+
+        rows = [(f.severity, f.rule, "" if f.seq is None else f.seq, f.ch or "", f.message) for f in shown]
+        click.echo(tabulate(rows, headers=["severity", "rule", "seq", "ch", "message"], tablefmt="simple"))
+    else:
+        click.echo(f"{capture}: no findings")
+    if not as_json and shown:
+        counts = {s: sum(1 for f in found if f.severity == s) for s in ("error", "warning", "info")}
+        click.echo(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info")
+    raise SystemExit(1 if has_errors(found) else 0)
