@@ -1,0 +1,216 @@
+"""`replay serve` with real clients on 127.0.0.1: WebSocket sessions (legacy Codebuff CLI, SDK 0.3),
+Anthropic and OpenAI SSE exchanges, strict and lenient mismatches, use-once and --loop."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+
+import orjson
+import pytest
+from test_replay_support import (
+    channel_messages,
+    claude_capture,
+    claude_request,
+    import_sample,
+    openai_capture,
+    openai_request,
+)
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosedError
+
+from wirecap.capture.payload import payload_bytes
+from wirecap.capture.sse import sse_event_bytes
+from wirecap.replay.http_server import ReplayServer, ThreadedReplayServer
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(scope="module")
+def caps(tmp_path_factory):
+    d = tmp_path_factory.mktemp("serve")
+    return {
+        "cb115": import_sample("codebuff115_hello_ws_frames.jsonl", d / "cb115.jsonl"),
+        "sdk": import_sample("codebuff_sdk0313_hello_ws_frames.jsonl", d / "sdk.jsonl"),
+        "claude": claude_capture(d),
+        "openai": openai_capture(d),
+    }
+
+
+def serving(path, **kw) -> ThreadedReplayServer:
+    kw.setdefault("speed", 0)
+    return ThreadedReplayServer(ReplayServer.from_capture(str(path), **kw))
+
+
+async def ws_exchange(url: str, sends: list[bytes], expect: list[int], timeout: float = 10) -> list[bytes]:
+    """Send each message, then read `expect[i]` messages; returns everything received."""
+    got: list[bytes] = []
+    async with connect(url, max_size=None, open_timeout=timeout) as ws:
+        for data, n in zip(sends, expect, strict=True):
+            await ws.send(data, text=True)
+            for _ in range(n):
+                got.append(await asyncio.wait_for(ws.recv(decode=False), timeout))
+    return got
+
+
+def test_legacy_codebuff_session_is_served_byte_exact_with_live_ids(caps):
+    msgs = channel_messages(caps["cb115"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+    s2c = [m for m in msgs if m["dir"] == "s2c"]
+    init = dict(c2s[0]["json"])
+    user = json.loads(json.dumps(c2s[1]["json"]))
+    user["data"]["userInputId"] = "mc-input-live42"  # a new run makes up a new id
+    user["txid"] = 1
+    with serving(caps["cb115"]) as srv:
+        got = asyncio.run(ws_exchange(f"ws://127.0.0.1:{srv.server.port}/ws",
+                                      [orjson.dumps(init), orjson.dumps(user)], [2, 8]))
+        assert srv.server.mismatches == []
+    # the answers to init are the recorded bytes
+    assert got[:2] == [payload_bytes(m) for m in s2c[:2]]
+    later = [orjson.loads(g) for g in got[2:]]
+    assert later[0] == {"type": "ack", "txid": 1, "success": True}
+    assert all(m["data"]["userInputId"] == "mc-input-live42" for m in later[1:])
+    assert "".join(m["data"]["chunk"] for m in later[1:-1]) == "Hello from the fake Codebuff backend!"
+    assert later[-1]["data"]["type"] == "response-complete"
+
+
+def test_sdk03_session_echoes_the_live_prompt_id(caps):
+    msgs = channel_messages(caps["sdk"])
+    prompt = json.loads(json.dumps(msgs[0]["json"]))
+    assert prompt["data"]["authToken"].startswith("«redacted:")  # the capture never held the key
+    prompt["data"]["authToken"] = "cb-live-secret-123"
+    prompt["data"]["promptId"] = "live-prompt-1"
+    prompt["data"]["fingerprintId"] = "codebuff-sdk-live"
+    n = sum(1 for m in msgs if m["dir"] == "s2c")
+    with serving(caps["sdk"]) as srv:
+        got = asyncio.run(ws_exchange(f"ws://127.0.0.1:{srv.server.port}/ws", [orjson.dumps(prompt)], [n]))
+        assert srv.server.mismatches == []
+    values = [orjson.loads(g) for g in got]
+    final = values[-1]["data"]
+    assert final["type"] == "prompt-response" and final["promptId"] == "live-prompt-1"
+    assert {v["data"]["userInputId"] for v in values if v.get("data", {}).get("type") == "response-chunk"} == \
+        {"live-prompt-1"}
+
+
+def test_strict_mismatch_closes_1011_naming_message_candidate_and_field(caps):
+    msgs = channel_messages(caps["cb115"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+    user = json.loads(json.dumps(c2s[1]["json"]))
+    user["data"]["messages"][0]["content"] = "say goodbye"
+
+    async def go(port: int) -> ConnectionClosedError:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            await ws.send(orjson.dumps(c2s[0]["json"]), text=True)
+            for _ in range(2):
+                await asyncio.wait_for(ws.recv(), 10)
+            await ws.send(orjson.dumps(user), text=True)
+            with pytest.raises(ConnectionClosedError) as ei:
+                await asyncio.wait_for(ws.recv(), 10)
+            return ei.value
+
+    with serving(caps["cb115"]) as srv:
+        err = asyncio.run(go(srv.server.port))
+        [mm] = srv.server.mismatches
+    assert err.rcvd.code == 1011
+    assert "user-input" in err.rcvd.reason and "data.messages[0].content" in err.rcvd.reason
+    report = mm.report()
+    assert f"seq {c2s[1]['seq']}" in report
+    assert '"say hello"' in report and '"say goodbye"' in report
+
+
+def test_lenient_mode_answers_anyway_and_logs(caps):
+    msgs = channel_messages(caps["cb115"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+    user = json.loads(json.dumps(c2s[1]["json"]))
+    user["data"]["messages"][0]["content"] = "say goodbye"
+    with serving(caps["cb115"], strict=False) as srv:
+        got = asyncio.run(ws_exchange(f"ws://127.0.0.1:{srv.server.port}/ws",
+                                      [orjson.dumps(c2s[0]["json"]), orjson.dumps(user)], [2, 8]))
+        assert len(srv.server.mismatches) == 1
+    assert orjson.loads(got[-1])["data"]["type"] == "response-complete"
+
+
+def post(port: int, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    conn.request("POST", path, body=body, headers=headers)
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
+
+def test_claude_anthropic_sse_stream_is_replayed_byte_exact(caps):
+    headers, body = claude_request()
+    events = [m for m in channel_messages(caps["claude"]) if m["dir"] == "s2c"]
+    assert len(events) >= 10 and events[0]["sse"]["event"] == "message_start"
+    with serving(caps["claude"]) as srv:
+        status, rh, data = post(srv.server.port, "/v1/messages?beta=true", headers, body)
+        assert srv.server.mismatches == []
+    assert status == 200 and rh["content-type"].startswith("text/event-stream")
+    assert "content-encoding" not in rh and rh.get("transfer-encoding") == "chunked"
+    assert data == b"".join(sse_event_bytes(e) for e in events)
+    assert b"Hello! This is a reply from the fake Anthropic server." not in data  # it came in word pieces
+    assert b'"text":" fake"' in data.replace(b": ", b":")
+
+
+def test_openai_chat_sse_stream_and_use_once(caps):
+    headers, body = openai_request()
+    events = [m for m in channel_messages(caps["openai"]) if m["dir"] == "s2c"]
+    with serving(caps["openai"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers, body)
+        assert status == 200 and data == b"".join(sse_event_bytes(e) for e in events)
+        assert data.rstrip().endswith(b"data: [DONE]")
+        # each recording is used once: the same request again finds nothing left
+        status2, rh2, data2 = post(srv.server.port, "/v1/chat/completions", headers, body)
+        assert status2 == 599 and rh2["content-type"] == "application/json"
+        assert json.loads(data2)["error"].startswith("wirecap replay: unmatched")
+    with serving(caps["openai"], loop=True) as srv:
+        for _ in range(2):
+            assert post(srv.server.port, "/v1/chat/completions", headers, body)[0] == 200
+        assert srv.server.mismatches == []
+
+
+def test_http_mismatch_is_599_with_the_differing_field(caps):
+    headers, body = openai_request()
+    changed = orjson.loads(body)
+    changed["messages"][1]["content"] = "say something else"
+    with serving(caps["openai"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers, orjson.dumps(changed))
+        [mm] = srv.server.mismatches
+    assert status == 599
+    doc = json.loads(data)
+    assert doc["diffs"][0]["path"] == "messages[1].content"
+    assert doc["diffs"][0]["recorded"] == "say hello" and doc["diffs"][0]["live"] == "say something else"
+    assert "request POST /v1/chat/completions" in doc["reason"] and mm.candidate_seq is not None
+
+
+def test_serve_cli_with_port_file_and_ignore(caps, tmp_path):
+    """The command itself: --port-file, --ignore, a mismatch printed to stderr, exit 1 after SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    portfile = tmp_path / "port"
+    proc = subprocess.Popen([sys.executable, "-m", "wirecap", "replay", "serve", str(caps["openai"]),
+                             "--port-file", str(portfile), "--speed", "0", "--ignore", "stream_options"],
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not portfile.exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        port = int(portfile.read_text())
+        headers, body = openai_request()
+        ignored = orjson.loads(body)
+        ignored["stream_options"] = {"include_usage": False}  # ignored by --ignore
+        assert post(port, "/v1/models", headers, b"")[0] == 599
+        assert post(port, "/v1/chat/completions", headers, orjson.dumps(ignored))[0] == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 1
+    text = err.decode()
+    assert "replay mismatch: request POST /v1/models" in text
+    assert "(request line)" in text
