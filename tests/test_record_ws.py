@@ -1,0 +1,212 @@
+"""`wirecap record --reverse` in front of a real websockets server, with real websockets clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+import websockets
+from conftest import SAMPLES
+from record_util import channel, read_capture, record_home, recorder  # noqa: F401
+
+from wirecap.capture.payload import payload_bytes
+
+pytestmark = pytest.mark.usefixtures("record_home")
+BIG = 16 * 1024 * 1024
+
+
+def codebuff_script() -> list[tuple[str, bytes]]:
+    """The Codebuff 1.0.15 hello session as (dir, exact frame bytes), in wire order."""
+    out = []
+    full = SAMPLES / "codebuff115_hello_ws_frames_full"
+    for line in (SAMPLES / "codebuff115_hello_ws_frames.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        if d["dir"] == "c2s":
+            data = (full / f"c2s_{d['seq']:03d}.json").read_bytes()
+        elif d["dir"] == "s2c":
+            data = json.dumps(d["frame"]).encode()  # the Python fake server's spelling
+        else:
+            continue
+        assert len(data) == d["len"]
+        out.append((d["dir"], data))
+    return out
+
+
+async def _serve_script(script: list[tuple[str, bytes]]):
+    """A server that answers each client frame with the server frames that follow it in the script."""
+    replies: list[list[bytes]] = []
+    for d, data in script:
+        if d == "c2s":
+            replies.append([])
+        else:
+            replies[-1].append(data)
+    got: list[bytes] = []
+
+    async def handler(ws):
+        i = 0
+        async for m in ws:
+            got.append(m.encode() if isinstance(m, str) else m)
+            for r in replies[i]:
+                await ws.send(r.decode())
+            i += 1
+
+    server = await websockets.serve(handler, "127.0.0.1", 0, max_size=BIG)
+    return server, got
+
+
+def test_codebuff_session_recorded_in_order_with_exact_bytes(tmp_path):
+    script = codebuff_script()
+
+    async def run(proxy_port: int, server_port: int) -> list[bytes]:
+        received = []
+        async with websockets.connect(f"ws://127.0.0.1:{proxy_port}/ws", max_size=BIG) as c:
+            for d, data in script:
+                if d == "c2s":
+                    await c.send(data.decode())
+                else:
+                    m = await asyncio.wait_for(c.recv(), 10)
+                    received.append(m.encode())
+        return received
+
+    async def main():
+        server, got = await _serve_script(script)
+        port = server.sockets[0].getsockname()[1]
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{port}") as rec:
+            received = await run(rec.port, port)
+            await asyncio.sleep(0.2)
+            assert rec.stop() == 0
+        server.close()
+        return got, received, rec
+
+    got, received, rec = asyncio.run(main())
+    assert got == [d for k, d in script if k == "c2s"]
+    assert received == [d for k, d in script if k == "s2c"]
+    _, records, reader = read_capture(rec.cap)
+    assert reader.end is not None and reader.end["errors"] == 0
+    ws = channel(records, "ws-1")
+    assert ws[0]["type"] == "open" and ws[0]["kind"] == "ws"
+    assert ws[0]["url"].startswith("ws://127.0.0.1:") and ws[0]["url"].endswith("/ws")
+    assert ws[0]["headers"]["upgrade"] == "websocket" and ws[0]["status"] == 101
+    msgs = [r for r in ws if r["type"] == "msg"]
+    assert [(m["dir"], payload_bytes(m)) for m in msgs] == script
+    assert all("binary" not in m for m in msgs)
+    assert msgs[0]["json"]["data"]["type"] == "init"
+    assert ws[-1]["type"] == "close" and ws[-1]["code"] == 1000 and ws[-1]["by"] == "client"
+
+
+def test_binary_frames_and_a_10mb_message_pass_and_are_recorded(tmp_path):
+    blobs = [bytes(range(256)), b"", os.urandom(70_000)]
+    big_text = ("0123456789abcdef\u2028" * (10 * 1024 * 1024 // 19)).encode()
+
+    async def echo(ws):
+        async for m in ws:
+            await ws.send(m)
+
+    async def main():
+        server = await websockets.serve(echo, "127.0.0.1", 0, max_size=BIG)
+        port = server.sockets[0].getsockname()[1]
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{port}") as rec:
+            async with websockets.connect(f"ws://127.0.0.1:{rec.port}/", max_size=BIG) as c:
+                back = []
+                for b in blobs:
+                    await c.send(b)
+                    back.append(await asyncio.wait_for(c.recv(), 20))
+                await c.send(big_text.decode())
+                back.append((await asyncio.wait_for(c.recv(), 30)).encode())
+            await asyncio.sleep(0.2)
+            rec.stop()
+        server.close()
+        return back, rec
+
+    back, rec = asyncio.run(main())
+    assert back == [*blobs, big_text]
+    _, records, reader = read_capture(rec.cap)
+    assert reader.end is not None
+    msgs = [r for r in channel(records, "ws-1") if r["type"] == "msg"]
+    assert [payload_bytes(m) for m in msgs] == [x for b in [*blobs, big_text] for x in (b, b)]
+    assert [m.get("binary", False) for m in msgs] == [True] * 6 + [False, False]
+    assert "b64" in msgs[0] and "text" in msgs[-1]
+
+
+def test_invalid_utf8_text_frame_is_refused_by_mitmproxy_and_recorded_as_a_close(tmp_path):
+    """websockets can send a text frame with invalid UTF-8; mitmproxy's wsproto refuses it (RFC 6455
+    requires that: close code 1007), so it never reaches the server. The capture says what happened."""
+    seen: list = []
+
+    async def echo(ws):
+        try:
+            async for m in ws:
+                seen.append(m)
+                await ws.send(m)
+        except websockets.ConnectionClosed:
+            pass
+
+    async def main():
+        server = await websockets.serve(echo, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{port}") as rec:
+            async with websockets.connect(f"ws://127.0.0.1:{rec.port}/") as c:
+                await c.send("ok")
+                assert await asyncio.wait_for(c.recv(), 10) == "ok"
+                await c.send(b"\xff\xfe bad", text=True)
+                with pytest.raises(websockets.ConnectionClosed) as info:
+                    await asyncio.wait_for(c.recv(), 10)
+            await asyncio.sleep(0.2)
+            rec.stop()
+        server.close()
+        return info.value, rec
+
+    closed, rec = asyncio.run(main())
+    assert seen == ["ok"]
+    assert closed.rcvd is not None and closed.rcvd.code == 1007
+    _, records, _ = read_capture(rec.cap)
+    ws = channel(records, "ws-1")
+    assert [payload_bytes(r) for r in ws if r["type"] == "msg"] == [b"ok", b"ok"]
+    assert ws[-1]["type"] == "close" and ws[-1]["code"] == 1007
+
+
+@pytest.mark.slow
+def test_200_connections_x_100_messages_all_delivered_and_recorded(tmp_path):
+    n_conn, n_msg = 200, 100
+
+    async def echo(ws):
+        async for m in ws:
+            await ws.send(m)
+
+    async def client(port: int, i: int) -> list[str]:
+        out = []
+        async with websockets.connect(f"ws://127.0.0.1:{port}/c{i}", open_timeout=60) as c:
+            for j in range(n_msg):
+                await c.send(f'{{"conn":{i},"n":{j}}}')
+                out.append(await asyncio.wait_for(c.recv(), 60))
+        return out
+
+    async def main():
+        server = await websockets.serve(echo, "127.0.0.1", 0, backlog=512)
+        port = server.sockets[0].getsockname()[1]
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{port}") as rec:
+            results = await asyncio.wait_for(asyncio.gather(*(client(rec.port, i) for i in range(n_conn))), 120)
+            await asyncio.sleep(0.5)
+            rec.stop(timeout=60)
+        server.close()
+        return results, rec
+
+    results, rec = asyncio.run(main())
+    for i, out in enumerate(results):
+        assert out == [f'{{"conn":{i},"n":{j}}}' for j in range(n_msg)]
+    _, records, reader = read_capture(rec.cap)
+    assert reader.end is not None and reader.end["errors"] == 0
+    per_conn: dict[str, list[dict]] = {}
+    for r in records:
+        if r["type"] == "msg":
+            per_conn.setdefault(r["ch"], []).append(r)
+    assert len(per_conn) == n_conn
+    for msgs in per_conn.values():
+        assert len(msgs) == 2 * n_msg
+        conn = msgs[0]["json"]["conn"]
+        assert [m["json"] for m in msgs[::2]] == [{"conn": conn, "n": j} for j in range(n_msg)]
+        assert [m["dir"] for m in msgs[:2]] == ["c2s", "s2c"]
+    closes = [r for r in records if r["type"] == "close"]
+    assert len(closes) == n_conn and all(c["code"] == 1000 for c in closes)
