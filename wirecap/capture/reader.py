@@ -183,7 +183,7 @@ class CaptureReader:
             self.last_seq = seq
             self.records += 1
             if torn:
-                self.interrupted = f"torn last line {lineno} (no newline)"
+                self.interrupted = f"torn last line {lineno}: no newline at the end"
             if rec.get("type") == "end":
                 self.end = rec
             elif self.end is not None:
@@ -191,7 +191,7 @@ class CaptureReader:
             self.line = line
             yield rec
         if pending_problem is not None:
-            self.interrupted = f"torn last line {lineno} ({pending_problem})"
+            self.interrupted = f"torn last line {lineno}: {pending_problem}"
             self.skipped += 1
         if self.end is None and self.interrupted is None:
             self.interrupted = "no end record (the recorder did not stop cleanly)"
