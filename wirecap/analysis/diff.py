@@ -503,7 +503,7 @@ class ItemBuilder:
                 except orjson.JSONDecodeError:
                     content["input"] = joined
             if o.result is not None:
-                content["result"] = {k: v for k, v in o.result.items() if k != "_done"}
+                content["result"] = {k: v for k, v in o.result.items() if k not in ("_done", "call_id")}
             elif "result" not in content:
                 content["result"] = None
             name = content.get("name")
@@ -654,7 +654,7 @@ class WireBuilder:
             sse = rec.get("sse") or {}
             ev = sse.get("event") if isinstance(sse, dict) else None
             typ = payload.get("type") if isinstance(payload, dict) else None
-            sig: tuple[Any, ...] = (rec.get("dir"), ev, typ if isinstance(typ, str) else None)
+            sig: tuple[Any, ...] = (rec.get("dir"), ev, typ if isinstance(typ, str) else None, *_shape(payload))
             label = f"{rec.get('dir', '')} " + (f"event:{ev} " if ev else "") + _clip(_compact(payload), 70)
             body = _canon([rec.get("dir"), ev, payload])
         elif rtype == "response":
@@ -679,12 +679,16 @@ class WireBuilder:
         return self.units
 
 
-def _wire_payload(item: Item) -> Any:
-    """The normalized payload of a wire item (without dir / SSE event)."""
-    v = item.content()
-    if item.kind == "msg" and isinstance(v, list) and len(v) == 3:
-        return v[2]
-    return v
+def _shape(payload: Any) -> tuple[Any, ...]:
+    """A little more signature for wire messages: subtype and content-block types (Anthropic/Claude shapes),
+    so an assistant text line does not pair with an assistant tool_use line."""
+    if not isinstance(payload, dict):
+        return ()
+    msg = payload.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else payload.get("content")
+    blocks = tuple(b.get("type") for b in content if isinstance(b, dict)) if isinstance(content, list) else ()
+    sub = payload.get("subtype")
+    return (sub if isinstance(sub, str) else None, blocks)
 
 
 def _url_path(url: Any) -> str | None:
