@@ -1,5 +1,5 @@
-"""Turn the committed real samples into captures with `CaptureWriter` (a test helper for the report
-and annotate tests): client stdout files become a process with a stdout pipe, fake-server wire logs
+"""Turn the committed real samples into captures (a test helper for the report and annotate tests):
+`wirecap import` when it is there, else `CaptureWriter`: client stdout files become a process with a stdout pipe, fake-server wire logs
 become HTTP exchanges or WebSocket connections, with the recorded timing."""
 
 from __future__ import annotations
@@ -91,7 +91,18 @@ def _ws_capture(path: Path, w: CaptureWriter) -> None:
 
 
 def make_capture(sample: Path, out: Path, *, redact: bool = True) -> Path:
-    """Write a capture made from one sample file; returns its path."""
+    """Write a capture made from one sample file with `wirecap import` (run in-process) when this build
+    has it, else with the `CaptureWriter` helpers above; returns its path."""
+    try:
+        from wirecap.cli.import_cmd import import_
+    except ImportError:
+        return make_capture_with_writer(sample, out, redact=redact)
+    import_.main([str(sample), "-o", str(out), *([] if redact else ["--no-redact"])], standalone_mode=False)
+    return out
+
+
+def make_capture_with_writer(sample: Path, out: Path, *, redact: bool = True) -> Path:
+    """The fallback: a capture written record by record from one sample file."""
     w = CaptureWriter(out, origin=default_origin("test", ["sample_captures", sample.name]),
                       redactor=Redactor(enabled=redact))
     try:
