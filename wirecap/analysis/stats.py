@@ -170,7 +170,8 @@ class SessionStats:
             if isinstance(u.get("cost_usd"), (int, float)):
                 m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
         costs = [m["cost_usd"] for m in models.values() if m["cost_usd"] is not None]
-        total_cost = round(sum(costs), 10) if costs else self.cost_hint
+        # the session's own total (Claude Code's result.total_cost_usd) wins: modelUsage may omit models
+        total_cost = self.cost_hint if self.cost_hint is not None else (round(sum(costs), 10) if costs else None)
         llm_calls = len(self.msg_usage) or len(self.turn_usage) or None
         tools: Counter[str] = Counter(self.tool_names.values())
         tools.update(self.tool_anon)
