@@ -159,7 +159,6 @@ class _TeeBase:
         self._backlog_lock = threading.Lock()
         self._abandon = threading.Event()  # stop waiting for EOF (child gone, we were told to stop)
         self._recorder = threading.Thread(target=self._record_loop, name="wirecap-tee-record", daemon=True)
-        self._warned = False
 
     # --- warnings -------------------------------------------------------------------------------
     def warn(self, message: str) -> None:
@@ -521,9 +520,12 @@ class PipeTee(_TeeBase):
         Returns 0, or 141 (128+SIGPIPE, what `tee` dies with) when downstream closed early.
         """
         w = self.writer
-        ch = w.new_channel("stdout")
-        w.open(ch, "pipe", proc=None, stream="stdout", source="stdin",
-               **({"dialect": self.dialect} if self.dialect else {}))
+        proc_ch, ch = w.new_channel("proc"), w.new_channel("stdout")
+        hint = {"dialect": self.dialect} if self.dialect else {}
+        # The producer upstream is unknown to us: its process channel has no argv and no pid.
+        t0 = w.now()
+        w.open(proc_ch, "process", t0, pid=None, upstream=True, started=_now_iso(), **hint)
+        w.open(ch, "pipe", t0, proc=proc_ch, stream="stdout", source="stdin", **hint)
         self._recorder.start()
         stream = _Stream(ch, "s2c")
 
@@ -532,6 +534,9 @@ class PipeTee(_TeeBase):
             return True
 
         self._pump(self.stdin_fd, self.out, stream, closed)
+        t_end = w.now()
+        self._call_in_recorder(lambda: w.close_channel(proc_ch, t_end, exit_code=None,
+                                                       duration=round(t_end - t0, 6)))
         self._stop_recorder()
         return 128 + signal.SIGPIPE if self.downstream_closed else 0
 
