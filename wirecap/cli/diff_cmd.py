@@ -51,7 +51,7 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
         click.echo(render_summary(result), nl=False)
     else:
         use_color = sys.stdout.isatty() if color is None else color
-        click.echo(render_unified(result, color=use_color, context=context), nl=False)
+        click.echo(render_unified(result, color=use_color, context=context), nl=False, color=use_color)
     sys.stdout.flush()
     if not result.equal:
         sys.exit(1)
