@@ -35,10 +35,10 @@ def import_sample(name: str, out: Path) -> Path:
 
 
 @contextlib.contextmanager
-def fake_server(script: str, *args: str, tmp: Path, timeout: float = 15.0):
-    """Run a lab fake server on 127.0.0.1; yields its port."""
+def fake_server(script: str, *args: str, tmp: Path, timeout: float = 15.0, log: Path | None = None):
+    """Run a lab fake server on 127.0.0.1; yields its port (its request log goes to `log`)."""
     portfile = tmp / f"{script}.{time.monotonic_ns()}.port"
-    log = tmp / f"{script}.{time.monotonic_ns()}.log"
+    log = log or tmp / f"{script}.{time.monotonic_ns()}.log"
     proc = subprocess.Popen([sys.executable, str(FAKE / script), "--log", str(log), "--portfile", str(portfile),
                              *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -181,6 +181,29 @@ async def record_sdk_tool_session(out: Path, port: int) -> Path:
     w.close_channel(ch, code=1000, reason="", by="client")
     w.close()
     return out
+
+
+def same_except_volatile(a: Path, b: Path) -> list[str]:
+    """Compare two captures message by message per channel (in order) with the replay matcher:
+    the problems found, empty when they are equal except volatile fields."""
+    from wirecap.replay.match import Matcher, channel_dialect, comparable
+    from wirecap.replay.script import build_scripts
+
+    sa, sb = build_scripts(read_records(a)), build_scripts(read_records(b))
+    problems: list[str] = []
+    if [s.kind for s in sa] != [s.kind for s in sb]:
+        return [f"channels differ: {[s.kind for s in sa]} vs {[s.kind for s in sb]}"]
+    for x, y in zip(sa, sb, strict=True):
+        m = Matcher((), channel_dialect(x))
+        mx = [r for s in x.steps for r in ([s.client] if s.client else []) + [q.record for q in s.replies]]
+        my = [r for s in y.steps for r in ([s.client] if s.client else []) + [q.record for q in s.replies]]
+        if [r["dir"] for r in mx] != [r["dir"] for r in my]:
+            problems.append(f"{x.ch}: message directions differ ({len(mx)} vs {len(my)} messages)")
+            continue
+        for r1, r2 in zip(mx, my, strict=True):
+            if not m.same(comparable(r2), comparable(r1)):
+                problems.append(f"{x.ch} seq {r1['seq']} vs {r2['seq']}: {m.diffs(comparable(r2), comparable(r1))[:3]}")
+    return problems
 
 
 def channel_messages(path: Path, ch: str | None = None) -> list[dict[str, Any]]:

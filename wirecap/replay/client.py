@@ -96,6 +96,11 @@ class ReplayClient:
         return Matcher(self.ignore, channel_dialect(script))
 
     async def run(self) -> ClientResult:
+        if self.secrets.secrets:
+            for s in self.scripts:
+                self.secrets.prime(orjson.dumps(s.open.get("headers") or {}).decode())
+                for rec in s.request_body:
+                    self.secrets.prime(orjson.dumps(rec).decode())
         loop = asyncio.get_running_loop()
         start = loop.time()
         t0 = min((float(s.open.get("t") or 0.0) for s in self.scripts), default=0.0)

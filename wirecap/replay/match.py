@@ -31,6 +31,7 @@ DEFAULT_VOLATILE: dict[str, tuple[str, ...]] = {
         "data.fingerprintId",
         "data.authToken",
         "data.clientSessionId",
+        "**.toolCallId",
         "**.timestamp",
         "**.lastReadTime",
     ),

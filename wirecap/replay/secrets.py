@@ -23,6 +23,16 @@ class SecretFiller:
         self.secrets = {k.lower(): v for k, v in secrets.items()}
         self.missing: set[str] = set()
         self.mismatched: set[str] = set()
+        self.by_fp: dict[str, str] = {}  # one secret reads the same (FP) under every placeholder kind
+
+    def prime(self, text: str) -> None:
+        """See the placeholders of a capture first, so a secret given for one kind also fills the
+        placeholders of the same secret recorded under another kind (same fingerprint)."""
+        for m in PLACEHOLDER.finditer(text):
+            kind, fp = m.group(1), m.group(2)
+            value = self.secrets.get(f"{kind}:{fp}", self.secrets.get(kind))
+            if value is not None:
+                self.by_fp.setdefault(fp, value)
 
     @classmethod
     def from_options(cls, specs: Iterable[str], environ: dict[str, str] | None = None) -> SecretFiller:
@@ -41,6 +51,8 @@ class SecretFiller:
         value = self.secrets.get(f"{kind}:{fp}")
         if value is None:
             value = self.secrets.get(kind)
+        if value is None:
+            value = self.by_fp.get(fp)
         if value is None:
             self.missing.add(kind)
         elif fingerprint(value) != fp:
