@@ -68,9 +68,14 @@ def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str
         if tmp is None:
             render_html(rep, sys.stdout, redactor=redactor)
             return
-        with _open_out(tmp) as f:
-            render_html(rep, f, redactor=redactor)
-        os.replace(tmp, output)
+        try:
+            with _open_out(tmp) as f:
+                render_html(rep, f, redactor=redactor)
+            os.replace(tmp, output)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
         click.echo(output)
         return
     if fmt == "term":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from wirecap.analysis import notes as notes_mod
@@ -130,6 +131,8 @@ def build_capture_report(
     # Notes (and whether they still fit the capture).
     probs: list[str] = []
     report.notes = notes_mod.load_notes(path, problems=probs) if path != "-" else []
+    if redactor.enabled:  # people paste things into notes too
+        report.notes = [replace(n, text=redactor.text(n.text), author=redactor.text(n.author)) for n in report.notes]
     report.note_warnings = probs + notes_mod.check_notes(
         report.notes, last_seq, [c.ch for c in report.channels], notes_mod.notes_path(path) if path != "-" else "notes")
 

@@ -69,6 +69,10 @@ def _sum_usage(models: Any) -> tuple[int, int]:
     return tin, tout
 
 
+def _blank(v: Any) -> Any:
+    return "" if v is None else v
+
+
 def session_rows(cap: CaptureReport) -> list[list[Any]]:
     rows = []
     for s in cap.sessions or []:
@@ -79,8 +83,8 @@ def session_rows(cap: CaptureReport) -> list[list[Any]]:
         rows.append([s.get("session") or "", s.get("ch") or "", s.get("dialect") or "",
                      fmt_secs(s.get("duration")) if isinstance(s.get("duration"), (int, float)) else "",
                      fmt_secs(s.get("ttft")) if isinstance(s.get("ttft"), (int, float)) else "",
-                     s.get("llm_calls", ""), tool_text, f"{tin}/{tout}" if tin or tout else "",
-                     f"{cost:.4f}" if isinstance(cost, (int, float)) else "", s.get("errors", "")])
+                     _blank(s.get("llm_calls")), tool_text, f"{tin}/{tout}" if tin or tout else "",
+                     f"{cost:.4f}" if isinstance(cost, (int, float)) else "", _blank(s.get("errors"))])
     return rows
 
 

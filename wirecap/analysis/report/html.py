@@ -86,7 +86,7 @@ def _timeline(cap: CaptureReport) -> str:
     for i in range(5):
         t = dur * i / 4
         parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="0" y2="{h - 18}" class="tick"/>'
-                     f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="middle">{_e(fmt_secs(t) or "0 ms")}</text>')
+                     f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="{("start", "middle", "middle", "middle", "end")[i]}">{_e(fmt_secs(t) or "0 ms")}</text>')
     for li, c in enumerate(chans):
         y = li * lane_h
         parts.append(f'<text x="4" y="{y + 16}" class="lane">{_e(c.ch)}</text>'
@@ -188,7 +188,7 @@ def _flags_for(seq: int, ch: str | None, cap: CaptureReport, findings_by_seq: di
         out += f'<span class="badge sev-{_e(f["severity"])}" title="{_e(f["rule"] + ": " + f["message"])}">{_e(f["severity"])}</span>'
     for n in cap.notes:
         if n.seq is not None and n.covers(seq, ch):
-            out += f'<span class="badge note-b" title="{_e(n.text)}">📝 {_e(n.tag)}</span>'
+            out += f'<span class="badge note-b" title="{_e(n.text)}">✎ {_e(n.tag)}</span>'
     return out
 
 
@@ -244,8 +244,7 @@ def _messages_head(cap: CaptureReport, ci: int) -> str:
             f'<tbody id="wc-rows-{ci}">')
 
 
-def _write_capture_data(out: IO[str], cap: CaptureReport, ci: int, records: Iterable[dict[str, Any]],
-                        findings_by_seq: dict[int, list[dict[str, Any]]]) -> None:
+def _write_capture_data(out: IO[str], ci: int, records: Iterable[dict[str, Any]]) -> None:
     """Stream every record: chunks of JSON lines now, the index at the end."""
     index: list[bytes] = []
     buf: list[bytes] = []
@@ -329,7 +328,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     out.write("</script>\n")
     for ci, cap in enumerate(report.captures):
         if cap.iter_records is not None:
-            _write_capture_data(out, cap, ci, cap.iter_records(), {})
+            _write_capture_data(out, ci, cap.iter_records())
         else:
             out.write(f'<script type="application/json" id="wc-index-{ci}">[]</script>\n')
     out.write(f"<script>{JS}</script></body></html>\n")
@@ -448,7 +447,7 @@ JS = r"""
       b.title = fs[i][1] + ": " + fs[i][2]; pv.appendChild(b); }
     var ns = this.cm.notes;
     for (var j = 0; j < ns.length; j++) { var n = ns[j];
-      if (seq >= n[1] && seq <= n[2] && (!n[3] || n[3] === ch)) { var nb = el("span", "badge note-b", "📝 " + n[4]);
+      if (seq >= n[1] && seq <= n[2] && (!n[3] || n[3] === ch)) { var nb = el("span", "badge note-b", "\u270e " + n[4]);
         nb.title = n[5]; pv.appendChild(nb); } }
     var d = el("details"), s = el("summary", null, it[6] || "\u00a0"), pre = el("pre");
     pre.setAttribute("data-pos", pos); d.appendChild(s); d.appendChild(pre); pv.appendChild(d); tr.appendChild(pv);

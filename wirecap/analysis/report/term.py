@@ -6,6 +6,7 @@ import shutil
 import textwrap
 from typing import Any
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
 from wirecap.analysis.report.common import (
@@ -33,21 +34,51 @@ def _cut(v: Any, n: int) -> str:
 
 
 def fit_table(headers: list[str], rows: list[list[Any]], width: int, wide: tuple[int, ...] = ()) -> str:
-    """A table no wider than `width`: the `wide` columns are cut (then every column) until it fits."""
+    """A table no wider than `width`: the `wide` columns are cut first, then the others."""
     if not rows:
         return "(none)"
-    cells = [[str(v) for v in r] for r in rows]
+    cells = [[str(v).replace("\n", " ") for v in r] for r in rows]
+    keep = [i for i in range(len(headers)) if any(r[i] for r in cells)]  # empty columns say nothing
+    headers = [headers[i] for i in keep]
+    cells = [[r[i] for i in keep] for r in cells]
+    wide = tuple(keep.index(i) for i in wide if i in keep)
     ncol = len(headers)
     widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(ncol)]
-    budget = width - 2 * (ncol - 1)
     order = list(wide) + [i for i in range(ncol) if i not in wide]
-    for i in order:
-        excess = sum(widths) - budget
+    saved = tabulate_module.MIN_PADDING
+    tabulate_module.MIN_PADDING = 0  # headers need no extra room; the widths are computed here
+    try:
+        return _fit(headers, cells, widths, order, wide, width)
+    finally:
+        tabulate_module.MIN_PADDING = saved
+
+
+def _fit(headers: list[str], cells: list[list[str]], widths: list[int], order: list[int], wide: tuple[int, ...],
+         width: int) -> str:
+    ncol = len(headers)
+    text = ""
+    for _ in range(4):
+        text = tabulate([[_cut(r[i], widths[i]) for i in range(ncol)] for r in cells],
+                        headers=[_cut(h, widths[i]) for i, h in enumerate(headers)], tablefmt="simple",
+                        disable_numparse=True)
+        excess = max(len(line) for line in text.splitlines()) - width
         if excess <= 0:
             break
-        widths[i] = max(len(headers[i]) if i not in wide else 8, widths[i] - excess, 4)
-    cut = [[_cut(r[i], widths[i]) for i in range(ncol)] for r in cells]
-    return tabulate(cut, headers=headers, tablefmt="simple", disable_numparse=True)
+        floors = [8 if i in wide else min(len(headers[i]), 6) for i in range(ncol)]
+        for i in order[: len(wide)]:  # the wide columns give first
+            take = min(max(excess, 0), max(0, widths[i] - floors[i]))
+            widths[i] -= take
+            excess -= take
+        while excess > 0:  # then whichever column is widest above its floor
+            i = max(range(ncol), key=lambda j: widths[j] - floors[j])
+            if widths[i] <= floors[i]:
+                floors = [3] * ncol
+                i = max(range(ncol), key=lambda j: widths[j])
+                if widths[i] <= 3:
+                    break
+            widths[i] -= 1
+            excess -= 1
+    return text
 
 
 def _timeline(cap: CaptureReport, width: int) -> str:
@@ -101,7 +132,7 @@ def _conversation(cap: CaptureReport, width: int) -> str:
                 for n in notes_at(cap.notes, e):
                     out.append(f"      📝 [{n.id}] {n.tag} ({n.author}): {n.text}")
         elif ch in cap.conversation_notes:
-            out.append(f"[{ch}] {cap.conversation_notes[ch]}")
+            out.extend(textwrap.wrap(f"[{ch}] {cap.conversation_notes[ch]}", width, subsequent_indent="    "))
     if cap.conversation_truncated:
         out.append(f"… {cap.conversation_truncated} more conversation entries not shown")
     return "\n".join(out) or "(nothing to show)"
