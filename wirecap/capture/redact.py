@@ -51,6 +51,11 @@ SECRET_KEYS = (
     "cookie",
 )
 
+# A key also counts as secret when its normalized form ends with one of these (ANTHROPIC_API_KEY,
+# githubAccessToken, db_password, ...). Not a bare "token": `max_tokens` and `next_page_token` are not secrets.
+SECRET_KEY_SUFFIXES = ("apikey", "accesstoken", "authtoken", "refreshtoken", "password", "secretkey",
+                       "clientsecret", "privatekey", "sessiontoken")
+
 # (kind, regex) pairs; order matters: specific shapes before generic ones.
 SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{8,}"),
@@ -119,11 +124,16 @@ class Redactor:
             "policy": POLICY_NAME,
             "headers": sorted(self._headers),
             "keys": sorted(self._keys),
+            "key_suffixes": list(SECRET_KEY_SUFFIXES),
             "patterns": [kind for kind in self._kinds],
             "extra_keys": list(self.extra_keys),
             "extra_patterns": list(self.extra_patterns),
             "placeholder": "«redacted:KIND:FP», FP = first 8 hex digits of sha256(secret)",
         }
+
+    def is_secret_key(self, key: str) -> bool:
+        k = _norm_key(key)
+        return k in self._keys or k.endswith(SECRET_KEY_SUFFIXES)
 
     def _replace(self, m: re.Match[str]) -> str:
         secret = m.group(0)
@@ -142,7 +152,7 @@ class Redactor:
         """Redact a JSON value: secret keys wholesale, secret shapes inside every string."""
         if not self.enabled:
             return v
-        if key is not None and _norm_key(key) in self._keys and v not in (None, "", True, False):
+        if key is not None and self.is_secret_key(key) and v not in (None, "", True, False):
             if isinstance(v, (dict, list)):
                 return self.value(v)
             if isinstance(v, str) and PLACEHOLDER_RE.fullmatch(v):
@@ -201,17 +211,19 @@ class Redactor:
         return out, self.hits != before
 
     def _raw_json(self, raw: str) -> str:
-        """Redact a non-canonical JSON original: secret shapes, and values of secret keys."""
-        red = self.text(raw)
+        """Redact a non-canonical JSON original: values of secret keys, then secret shapes.
+
+        Keys first, as `value()` does for the parsed form, so `raw` and `json` get the same placeholders.
+        """
 
         # "authToken" : "value"  (keys compared in normalized form, so match loosely then check)
         def sub(m: re.Match[str]) -> str:
-            if _norm_key(m.group(2)) not in self._keys or PLACEHOLDER_RE.fullmatch(m.group(4)):
+            if not self.is_secret_key(m.group(2)) or PLACEHOLDER_RE.fullmatch(m.group(4)):
                 return m.group(0)
             self.hits += 1
             return f'{m.group(1)}{m.group(3)}"{placeholder(_norm_key(m.group(2)), m.group(4))}"'
 
-        return _KEY_VALUE_RE.sub(sub, red)
+        return self.text(_KEY_VALUE_RE.sub(sub, raw))
 
 
 # A cheap screen over a serialized record: if neither a secret shape nor a secret-looking key occurs in
@@ -232,6 +244,8 @@ def needs_redaction(redactor: Redactor, record: dict[str, Any], serialized: byte
     if any(f in record for f in _HEADER_FIELDS):
         return True
     if redactor.extra_patterns or redactor.extra_keys:
+        return True
+    if "b64" in record:  # binary: its secrets are invisible in the base64 text
         return True
     return _may_hold_secret(serialized)
 

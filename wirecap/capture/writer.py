@@ -146,11 +146,12 @@ class CaptureWriter:
                 "type": "header",
                 "id": self.id,
                 "created": self.created,
-                "origin": origin or default_origin("api"),
+                # argv and the like can carry keys (`agent --api-key sk-...`): redacted like a payload.
+                "origin": self.redactor.value(origin or default_origin("api")),
                 "redaction": self.redactor.policy(),
             }
             if extra_header:
-                header.update(extra_header)
+                header.update(self.redactor.value(extra_header))
             self._emit(orjson.dumps(header) + b"\n")
         self._last_sync = time.monotonic()
         self._stop = threading.Event()
