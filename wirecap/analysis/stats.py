@@ -103,7 +103,7 @@ class SessionStats:
                 self.first_output_t = ev.t
             if kind == ITEM_COMPLETED and ev.item == TOOL_CALL:
                 name = str(ev.data.get("name"))
-                if ev.id:
+                if isinstance(ev.id, str) and ev.id:
                     self.tool_names[ev.id] = name
                 else:
                     self.tool_anon[name] += 1
@@ -139,7 +139,8 @@ class SessionStats:
             return
         if scope != "message" or not any(f in data for f in _FIELDS):
             return
-        key = data.get("message_id") or ("anon", len(self.msg_usage))
+        mid = data.get("message_id")
+        key = (mid if isinstance(mid, str) else repr(mid)) if mid else ("anon", len(self.msg_usage))
         prev = self.msg_usage.get(key)
         if prev is None:
             self.msg_usage[key] = dict(data)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, hkey
 from wirecap.dialects.claude_code import usage_fields
 from wirecap.dialects.http_base import HttpDecoder, parse_args
 from wirecap.events import (
@@ -43,7 +43,7 @@ class AnthropicSseDecoder(HttpDecoder):
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
         if et == "content_block_delta":
-            block = self.blocks.get(obj.get("index"))
+            block = self.blocks.get(hkey(obj.get("index")))
             delta = obj.get("delta")
             if block is None or not isinstance(delta, dict):
                 return [self.unparsed(rec, "delta for a content block that was not started")]
@@ -69,14 +69,14 @@ class AnthropicSseDecoder(HttpDecoder):
             cb = obj.get("content_block")
             if not isinstance(cb, dict) or cb.get("type") not in _BLOCK_ITEM:
                 return [self.unparsed(rec, f"unknown content block {cb!r:.60}")]
-            idx = obj.get("index")
+            idx = hkey(obj.get("index"))
             item = _BLOCK_ITEM[cb["type"]]
             iid = cb.get("id") if item == TOOL_CALL and isinstance(cb.get("id"), str) else f"{self.mid}:{idx}"
             data = {"name": cb.get("name"), "call_id": cb.get("id")} if item == TOOL_CALL else {}
             self.blocks[idx] = {"id": iid, "item": item, "acc": [], "data": data, "type": cb["type"]}
             return [self.ev(ITEM_STARTED, rec, item, iid, "assistant", dict(data))]
         if et == "content_block_stop":
-            block = self.blocks.pop(obj.get("index"), None)
+            block = self.blocks.pop(hkey(obj.get("index")), None)
             if block is None:
                 return [self.unparsed(rec, "stop for a content block that was not started")]
             return [self._complete(rec, block)]

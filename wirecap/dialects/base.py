@@ -228,3 +228,8 @@ def num(v: Any) -> int | float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return 0
     return v
+
+
+def hkey(v: Any) -> Any:
+    """A dict key from an untrusted JSON value (lists and objects are not hashable)."""
+    return v if v is None or isinstance(v, (str, int, float)) else repr(v)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Dialect, hkey, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -314,7 +314,7 @@ class ClaudeCodeDecoder(StreamDecoder):
                 dt = delta.get("type")
                 spec = _DELTA_FIELD.get(dt)
                 if spec is not None:
-                    block = self.blocks.get(ev.get("index"))
+                    block = self.blocks.get(hkey(ev.get("index")))
                     if block is None:
                         return [self.unparsed(rec, "delta for a content block that was not started")]
                     return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),
@@ -348,7 +348,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             item = _BLOCK_ITEM.get(block.get("type"))
             if item is None:
                 return [self.unparsed(rec, f"unknown content block type {block.get('type')!r}")]
-            idx = ev.get("index")
+            idx = hkey(ev.get("index"))
             if item == TOOL_CALL:
                 iid = block.get("id") if isinstance(block.get("id"), str) else f"{self.stream_mid}:{idx}"
                 data = {"name": block.get("name"), "call_id": block.get("id")}

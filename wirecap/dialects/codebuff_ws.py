@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, str_or_none, text_of
+from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, hkey, str_or_none, text_of
 from wirecap.dialects.codebuff_events import print_mode_event
 from wirecap.events import (
     ERROR,
@@ -90,7 +90,7 @@ class CodebuffWsDecoder(Decoder):
         et = obj.get("type")
         c2s = rec.get("dir") == "c2s"
         if c2s:
-            txid = obj.get("txid")
+            txid = hkey(obj.get("txid"))
             if txid is not None:
                 if txid in self.pending_acks or txid in self.acked:
                     self.find(WARNING, "cb-txid-reused", f"txid {txid} used again by the client", rec)
@@ -117,7 +117,7 @@ class CodebuffWsDecoder(Decoder):
 
     # --- acks -------------------------------------------------------------------------------------------
     def _ack(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
-        txid = obj.get("txid")
+        txid = hkey(obj.get("txid"))
         req = self.pending_acks.pop(txid, None)
         if req is None:
             if txid in self.acked:
