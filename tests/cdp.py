@@ -80,7 +80,8 @@ class Browser:
                 raise CDPError("chromium did not open its DevTools port in time")
             time.sleep(0.05)
         port, path = port_file.read_text().splitlines()[:2]
-        self.ws = connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=timeout)
+        self._conn = connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=timeout)
+        self.ws = self._conn.__enter__()
         self._ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]

@@ -126,7 +126,10 @@ def build_capture_report(
         report.reader_problems = list(reader.problems)
         report.interrupted = reader.interrupted
         last_seq = reader.last_seq
-    report.header = redactor.value(report.header) if redactor.enabled else report.header
+    if redactor.enabled:
+        report.header = redactor.value(report.header)
+        for c in report.channels:
+            c.label = redactor.text(c.label)
 
     # Notes (and whether they still fit the capture).
     probs: list[str] = []

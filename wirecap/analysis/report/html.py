@@ -27,6 +27,8 @@ from wirecap.analysis.report.common import (
     finding_where,
     fmt_secs,
     notes_at,
+    redact_text,
+    rule_names,
     session_rows,
 )
 from wirecap.analysis.report.model import CaptureReport, Report, preview, timeline_bins
@@ -290,7 +292,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
         for f in cap.findings or []:
             if isinstance(f.get("seq"), int):
                 findings_by_seq.setdefault(f["seq"], []).append(f)
-        out.write(redactor.text(_capture_static(cap, ci, two)))
+        out.write(redact_text(redactor, _capture_static(cap, ci, two), rule_names(report)))
         out.write(_messages_head(cap, ci))
         shown = 0
         if cap.iter_records is not None:
@@ -305,6 +307,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
         meta["captures"].append({
             "prefix": "" if ci == 0 else f"c{ci}-",
             "records": cap.records,
+            # Texts here were redacted when the model was built (rule names are ours, left alone).
             "findings": {str(s): [[f["severity"], f["rule"], f["message"]] for f in fs] for s, fs in findings_by_seq.items()},
             "notes": [[n.id, n.seq, n.seq_end if n.seq_end is not None else n.seq, n.ch, n.tag, n.text]
                       for n in cap.notes if n.seq is not None],
@@ -324,7 +327,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
         out.write("</section>")
     out.write("</main><footer class=\"muted\">made by <code>wirecap report</code>; secrets are redacted.</footer>\n")
     out.write('<script type="application/json" id="wc-meta">')
-    out.write(script_safe(orjson.dumps(redactor.value(meta))).decode())
+    out.write(script_safe(orjson.dumps(meta)).decode())
     out.write("</script>\n")
     for ci, cap in enumerate(report.captures):
         if cap.iter_records is not None:
@@ -345,7 +348,7 @@ CSS = """
 --ok:#2f8f4e;--note:#fff6d6;--hl:#fff1a8;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 @media (prefers-color-scheme:dark){:root{--fg:#e3e7ee;--muted:#98a2b3;--bg:#14171c;--bg2:#1d2128;--line:#30363f;
 --acc:#6ea2ff;--note:#3a3418;--hl:#4a4420}}
-*{box-sizing:border-box}body{margin:0;color:var(--fg);background:var(--bg);font-size:14px;line-height:1.45}
+h2 code{font-size:inherit}*{box-sizing:border-box}body{margin:0;color:var(--fg);background:var(--bg);font-size:14px;line-height:1.45}
 header{position:sticky;top:0;z-index:5;background:var(--bg2);border-bottom:1px solid var(--line);padding:6px 16px;
 display:flex;gap:16px;align-items:baseline;flex-wrap:wrap}
 header h1{font-size:16px;margin:0}nav a{margin-right:10px;color:var(--acc);text-decoration:none;font-size:13px}

@@ -19,6 +19,8 @@ from wirecap.analysis.report.common import (
     finding_where,
     fmt_secs,
     notes_at,
+    redact_text,
+    rule_names,
     session_rows,
 )
 from wirecap.analysis.report.model import CaptureReport, Report
@@ -169,4 +171,4 @@ def render_markdown(report: Report, *, redactor: Redactor | None = None) -> str:
     lines.append("<sub>made by `wirecap report`; secrets are redacted.</sub>")
     text = "\n".join(lines) + "\n"
     redactor = redactor if redactor is not None else Redactor()
-    return redactor.text(text)
+    return redact_text(redactor, text, rule_names(report))

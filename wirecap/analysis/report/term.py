@@ -20,6 +20,8 @@ from wirecap.analysis.report.common import (
     finding_where,
     fmt_secs,
     notes_at,
+    redact_text,
+    rule_names,
     session_rows,
 )
 from wirecap.analysis.report.model import CaptureReport, Report, timeline_bins
@@ -187,4 +189,4 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
                 lines += ["", report.diff["text"]]
     text = "\n".join(lines).rstrip() + "\n"
     redactor = redactor if redactor is not None else Redactor()
-    return redactor.text(text)
+    return redact_text(redactor, text, rule_names(report))
