@@ -335,7 +335,7 @@ def test_claude_code_213_vs_21197_tool_session(tmp_path):
     assert fs["tool_call[0].input.description"] == ("List files in current directory", "Run the requested command")
     assert fs["session[0].version"] == ("2.1.3", "2.1.197")
     assert fs["tool_call[0].result.output"][1] == "hi"
-    added = [(c.kind, c.b.label) for p in result.pairs for c in p.changes if c.op == "added"]
+    added = [(c.kind, c.b.describe()) for p in result.pairs for c in p.changes if c.op == "added"]
     assert ("message", "I'll run that command.") in added
     assert ("message", "The tool returned: hi") in added
     assert not [p for p in fs if re.search(r"session_id|uuid|call_id|duration", p)]

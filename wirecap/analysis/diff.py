@@ -95,6 +95,12 @@ class Item:
     def content(self) -> Any:
         return orjson.loads(self.body)
 
+    def describe(self) -> str:
+        """A short human description, computed only for the items a view shows."""
+        if not self.label:
+            self.label = describe_content(self.kind, self.content())
+        return self.label
+
 
 @dataclass(slots=True)
 class Unit:
@@ -493,7 +499,6 @@ class ItemBuilder:
             if self.chunks and o.pieces:
                 content["chunks"] = list(o.pieces)
             sig: tuple[Any, ...] = (o.kind, o.role)
-            label = _clip(text, 70)
         elif o.kind == TOOL_CALL:
             content = dict(data)
             if "input" not in content and o.pieces:
@@ -506,19 +511,14 @@ class ItemBuilder:
                 content["result"] = {k: v for k, v in o.result.items() if k not in ("_done", "call_id")}
             elif "result" not in content:
                 content["result"] = None
-            name = content.get("name")
-            sig = (o.kind, name)
-            label = f"{name} {_clip(_compact(content.get('input')), 60)}"
+            sig = (o.kind, content.get("name"))
         else:
             content = dict(data)
             if o.role is not None:
                 content["role"] = o.role
             sig = (o.kind, _sig_hint(o.kind, content))
-            label = ""
         norm = self.normalizer(content, (o.kind, o.index))
-        if not label:
-            label = _label(o.kind, norm)
-        return Item(o.kind, o.index, sig, _canon(norm), o.seq, o.ch, o.t, label)
+        return Item(o.kind, o.index, sig, _canon(norm), o.seq, o.ch, o.t)
 
 
 def _usage_first(slots: list[_Open]) -> list[_Open]:
@@ -550,7 +550,19 @@ def _sig_hint(kind: str, content: dict[str, Any]) -> Any:
     return None
 
 
-def _label(kind: str, content: dict[str, Any]) -> str:
+def describe_content(kind: str, content: Any) -> str:
+    """One line about an item: message text, tool name and input, the wire payload..."""
+    if kind == "msg" and isinstance(content, list) and len(content) == 3:
+        d, ev, payload = content
+        return f"{d or ''} " + (f"event:{ev} " if ev else "") + _clip(_compact(payload), 70)
+    if kind in ("message", "reasoning", "status") and isinstance(content, dict):
+        return _clip(str(content.get("text", "")), 70)
+    if kind == TOOL_CALL and isinstance(content, dict):
+        return f"{content.get('name')} {_clip(_compact(content.get('input')), 60)}"
+    if kind in ("response", "close") and isinstance(content, dict):
+        return " ".join(f"{k}={v}" for k, v in content.items())
+    if not isinstance(content, dict):
+        return _clip(_compact(content), 70)
     if kind == "session":
         parts = [str(content[k]) for k in ("model", "version") if content.get(k)]
         return " ".join(parts)
@@ -655,23 +667,20 @@ class WireBuilder:
             ev = sse.get("event") if isinstance(sse, dict) else None
             typ = payload.get("type") if isinstance(payload, dict) else None
             sig: tuple[Any, ...] = (rec.get("dir"), ev, typ if isinstance(typ, str) else None, *_shape(payload))
-            label = f"{rec.get('dir', '')} " + (f"event:{ev} " if ev else "") + _clip(_compact(payload), 70)
             body = _canon([rec.get("dir"), ev, payload])
         elif rtype == "response":
             kind = "response"
             payload = {"status": rec.get("status")}
             sig = (kind,)
-            label = f"HTTP {rec.get('status')}"
             body = _canon(payload)
         else:
             kind = "close"
             payload = {k: rec[k] for k in ("code", "status", "exit_code", "signal") if k in rec}
             sig = (kind,)
-            label = " ".join(f"{k}={v}" for k, v in payload.items())
             body = _canon(payload)
         n = self._counts.get((u.key, kind), 0)
         self._counts[(u.key, kind)] = n + 1
-        u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0), label))
+        u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0)))
 
     def finish(self) -> dict[str, Unit]:
         for key in list(self._pending):
@@ -1137,4 +1146,4 @@ def _field_json(path: str, old: Any, new: Any) -> dict[str, Any]:
 
 
 def _item_json(it: Item) -> dict[str, Any]:
-    return {"item": it.name, "ch": it.ch, "seq": list(it.seq), "label": it.label}
+    return {"item": it.name, "ch": it.ch, "seq": list(it.seq), "label": it.describe()}

@@ -98,42 +98,130 @@ def format_path(concrete: tuple[Any, ...]) -> str:
     return "".join(out)
 
 
+_IDX = object()  # cache key for "some list index" when no rule names a specific index
+
+
 class Normalizer:
-    """Compiled ignore/keep rules. `keep` wins over `ignore` (it brings one field back)."""
+    """Compiled ignore/keep rules. `keep` wins over `ignore` (it brings one field back).
+
+    The rules are compiled lazily into a small automaton over path steps (a set of rule positions per
+    state, transitions cached per key), so normalizing a message costs one dict lookup per field, and
+    subtrees no rule can reach are not walked at all (only scanned for redaction placeholders).
+    """
 
     def __init__(self, ignore: list[str] | tuple[str, ...] = (), keep: list[str] | tuple[str, ...] = (),
                  redaction_fingerprints: bool = True) -> None:
         self.ignore = [parse_path(p) for p in ignore]
         self.keep = [parse_path(p) for p in keep]
         self.redaction_fingerprints = redaction_fingerprints
-        # Fast path: last-step keys of ignore rules; a field whose key is not among them (and no rule
-        # ends in a wildcard) cannot match, so most fields skip the matcher entirely.
-        lasts = {p.steps[-1] for p in self.ignore if p.steps}
-        self._wild = any(x is ANY or x is DEEP or isinstance(x, int) for x in lasts)
-        self._last_keys = {x for x in lasts if isinstance(x, str)}
+        self._rules: list[tuple[tuple[Any, ...], bool]] = [(p.steps, False) for p in self.ignore]
+        self._rules += [(p.steps, True) for p in self.keep]
+        self._int_steps = any(isinstance(x, int) for steps, _ in self._rules for x in steps)
+        self._state_ids: dict[frozenset[tuple[int, int]], int] = {}
+        self._states: list[frozenset[tuple[int, int]]] = []
+        self._ignored_at: list[bool] = []
+        self._alive: list[bool] = []
+        self._trans: dict[tuple[int, Any], int] = {}
+        self._start = self._state({(r, 0) for r in range(len(self._rules))})
+
+    # --- automaton -------------------------------------------------------------------------------
+    def _state(self, positions: set[tuple[int, int]]) -> int:
+        todo = list(positions)
+        closed = set(positions)
+        while todo:  # `**` also matches zero steps
+            r, i = todo.pop()
+            steps = self._rules[r][0]
+            if i < len(steps) and steps[i] is DEEP and (r, i + 1) not in closed:
+                closed.add((r, i + 1))
+                todo.append((r, i + 1))
+        key = frozenset(closed)
+        sid = self._state_ids.get(key)
+        if sid is None:
+            sid = self._state_ids[key] = len(self._states)
+            self._states.append(key)
+            accept_ignore = any(i == len(self._rules[r][0]) and not self._rules[r][1] for r, i in key)
+            accept_keep = any(i == len(self._rules[r][0]) and self._rules[r][1] for r, i in key)
+            self._ignored_at.append(accept_ignore and not accept_keep)
+            self._alive.append(any(i < len(self._rules[r][0]) for r, i in key))
+        return sid
+
+    def _step(self, sid: int, key: Any) -> int:
+        ck = key if (key.__class__ is str or self._int_steps) else _IDX
+        nxt = self._trans.get((sid, ck))
+        if nxt is None:
+            pos: set[tuple[int, int]] = set()
+            for r, i in self._states[sid]:
+                steps = self._rules[r][0]
+                if i >= len(steps):
+                    continue
+                step = steps[i]
+                if step is DEEP:
+                    pos.add((r, i))
+                elif step is ANY or (step == key and step.__class__ is key.__class__):
+                    pos.add((r, i + 1))
+            nxt = self._trans[(sid, ck)] = self._state(pos)
+        return nxt
 
     def _ignored(self, path: tuple[Any, ...]) -> bool:
-        if not self._wild and (not path or path[-1] not in self._last_keys):
-            return False
-        if any(p.matches(path) for p in self.ignore):
-            return not any(p.matches(path) for p in self.keep)
-        return False
+        sid = self._start
+        for k in path:
+            sid = self._step(sid, k)
+        return bool(path) and self._ignored_at[sid]
 
+    # --- normalizing ------------------------------------------------------------------------------
     def __call__(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
-        if path and self.ignore and self._ignored(path):
+        sid = self._start
+        for k in path:
+            sid = self._step(sid, k)
+        if path and self._ignored_at[sid]:
             return VOLATILE
+        return self._walk(value, sid)
+
+    def _walk(self, value: Any, sid: int) -> Any:
+        if not self._alive[sid]:
+            return self._fingerprints(value)
         if isinstance(value, dict):
-            return {k: self(v, (*path, k)) for k, v in value.items()}
+            out = {}
+            for k, v in value.items():
+                nsid = self._step(sid, k)
+                out[k] = VOLATILE if self._ignored_at[nsid] else self._walk(v, nsid)
+            return out
         if isinstance(value, list):
-            return [self(v, (*path, i)) for i, v in enumerate(value)]
-        if isinstance(value, str) and self.redaction_fingerprints and "«redacted:" in value:
-            return _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", value)
+            res = []
+            for i, v in enumerate(value):
+                nsid = self._step(sid, i)
+                res.append(VOLATILE if self._ignored_at[nsid] else self._walk(v, nsid))
+            return res
+        return self._fingerprints(value)
+
+    def _fingerprints(self, value: Any) -> Any:
+        """Redaction placeholders compare without their fingerprint (`«redacted:KIND»`)."""
+        if not self.redaction_fingerprints:
+            return value
+        if isinstance(value, str):
+            return _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", value) if "«redacted:" in value else value
+        if isinstance(value, (dict, list)):
+            if "«redacted:" not in _dumps_str(value):
+                return value
+            if isinstance(value, dict):
+                return {k: self._fingerprints(v) for k, v in value.items()}
+            return [self._fingerprints(v) for v in value]
         return value
+
+
+def _dumps_str(value: Any) -> str:
+    try:
+        import orjson
+
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:
+        return repr(value)
 
 
 def normalize(value: Any, ignore: list[str] | tuple[str, ...] = (), keep: list[str] | tuple[str, ...] = (),
               redaction_fingerprints: bool = True) -> Any:
-    """A copy of `value` with ignored fields replaced by `"<volatile>"`."""
+    """`value` with ignored fields replaced by `"<volatile>"` (a new value; subtrees no rule touches
+    may be shared with the input, so do not mutate the result in place)."""
     return Normalizer(ignore, keep, redaction_fingerprints)(value)
 
 

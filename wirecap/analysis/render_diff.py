@@ -77,7 +77,7 @@ def _render_pair(pair: PairDiff, result: DiffResult, emit, context: int) -> None
 
 
 def _context(emit, item: Item, result: DiffResult, j: int, b_items: list[Item]) -> None:
-    emit(" ", f"{item.name} {item.label}".rstrip())
+    emit(" ", f"{item.name} {item.describe()}".rstrip())
     _notes(emit, item, result.notes_a, "A")
     if 0 <= j < len(b_items):
         _notes(emit, b_items[j], result.notes_b, "B")
@@ -86,17 +86,17 @@ def _context(emit, item: Item, result: DiffResult, j: int, b_items: list[Item]) 
 def _change(emit, c: Change, result: DiffResult) -> None:
     if c.op == "removed":
         assert c.a is not None
-        emit("-", f"{c.a.name} {c.a.label}".rstrip())
+        emit("-", f"{c.a.name} {c.a.describe()}".rstrip())
         _notes(emit, c.a, result.notes_a, "A")
         return
     if c.op == "added":
         assert c.b is not None
-        emit("+", f"{c.b.name} {c.b.label}".rstrip())
+        emit("+", f"{c.b.name} {c.b.describe()}".rstrip())
         _notes(emit, c.b, result.notes_b, "B")
         return
     assert c.a is not None and c.b is not None
     other = f" (B: {c.b.name})" if c.b.name != c.a.name else ""
-    emit("~", f"{c.a.name} {c.a.label}".rstrip() + other)
+    emit("~", f"{c.a.name} {c.a.describe()}".rstrip() + other)
     for path, old, new in c.fields:
         emit("~", f"  {path}: {describe_change(old, new)}")
     _notes(emit, c.a, result.notes_a, "A")
