@@ -35,6 +35,7 @@ DROP_HEADERS = frozenset({
 })
 MAX_HEAD = 256 * 1024
 MISMATCH_STATUS = 599
+EARLY = 0.0005
 
 
 class _Closed(Exception):
@@ -342,8 +343,8 @@ class ReplayServer:
 
 async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
     wait = when - loop.time()
-    if wait > 0.0005:
-        await asyncio.sleep(wait)
+    if wait > EARLY:
+        await asyncio.sleep(wait - EARLY)  # the loop wakes up to ~1 ms late (ms timeouts)
 
 
 def _body_bytes(rec: dict[str, Any]) -> bytes:
