@@ -331,8 +331,8 @@ def read_event_file(path: str) -> Iterator[Event]:
             except orjson.JSONDecodeError:
                 raise WirecapError(f"{path}:{lineno}: not JSON") from None
             if not isinstance(obj, dict) or obj.get("kind") not in EVENT_KINDS:
-                if lineno == 1 and isinstance(obj, dict):
-                    continue  # a header line
+                if isinstance(obj, dict) and (lineno == 1 or obj.get("kind") == "note"):
+                    continue  # a header line; annotations (`wirecap convert` interleaves them)
                 raise WirecapError(f"{path}:{lineno}: not a universal event (no known `kind`)")
             yield Event.from_json(obj)
 
