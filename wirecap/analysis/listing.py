@@ -68,7 +68,7 @@ def msg_summary(rec: dict[str, Any]) -> str:
         body = orjson.dumps(rec["json"]).decode("utf-8")
         parts.append(one_line(body))
     elif "text" in rec:
-        parts.append(orjson.dumps(rec["text"]).decode("utf-8", "replace") if rec["text"] else '""')
+        parts.append(one_line(orjson.dumps(rec["text"]).decode("utf-8", "replace")))
     elif "b64" in rec:
         data = payload_bytes(rec)
         label = "binary" if rec.get("binary") else "bytes (not UTF-8)"

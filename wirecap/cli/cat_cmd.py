@@ -15,27 +15,30 @@ from wirecap.capture.reader import CaptureReader
 from wirecap.errors import WirecapError
 
 
-def _load_notes(capture: str) -> tuple[dict[int, list[Any]], list[Any], list[str]]:
-    """Notes by seq, capture-wide notes, problems. Empty when the notes module or sidecar is absent."""
+def _load_notes(capture: str) -> tuple[dict[int, list[Any]], dict[str, list[Any]], list[Any], list[str]]:
+    """Notes by seq, by channel, capture-wide, and problems; empty without the notes module or sidecar."""
     if capture == "-":
-        return {}, [], []
+        return {}, {}, [], []
     try:
         from wirecap.analysis import notes as notes_mod
     except ImportError:
-        return {}, [], []
+        return {}, {}, [], []
     problems: list[str] = []
     try:
         notes = notes_mod.load_notes(capture, problems=problems)
     except WirecapError as e:
-        return {}, [], [str(e)]
+        return {}, {}, [], [str(e)]
     by_seq: dict[int, list[Any]] = {}
+    by_ch: dict[str, list[Any]] = {}
     wide: list[Any] = []
     for n in notes:
-        if n.seq is None:
-            wide.append(n)
-        else:
+        if n.seq is not None:
             by_seq.setdefault(n.seq, []).append(n)
-    return by_seq, wide, problems
+        elif n.ch is not None:
+            by_ch.setdefault(n.ch, []).append(n)  # a note on a whole channel: shown at its open
+        else:
+            wide.append(n)
+    return by_seq, by_ch, wide, problems
 
 
 def _note_line(note: Any) -> str:
@@ -90,6 +93,7 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
     reader = CaptureReader(capture, follow=follow and capture != "-")
     out = sys.stdout.buffer
     by_seq: dict[int, list[Any]] = {}
+    by_ch: dict[str, list[Any]] = {}
     note_problems: list[str] = []
     try:
         if as_json:
@@ -102,7 +106,7 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
                         out.flush()
         else:
             if not no_notes:
-                by_seq, wide, note_problems = _load_notes(capture)
+                by_seq, by_ch, wide, note_problems = _load_notes(capture)
                 for n in wide:
                     out.write((_note_line(n).lstrip() + "\n").encode())
             cut = _width(width)
@@ -111,6 +115,8 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
                     continue
                 out.write((record_line(rec, cut) + "\n").encode("utf-8", "replace"))
                 notes = by_seq.get(rec.get("seq"))  # type: ignore[arg-type]
+                if rec.get("type") == "open" and rec.get("ch") in by_ch:
+                    notes = [*(notes or []), *by_ch[rec["ch"]]]
                 if notes:
                     for n in notes:
                         out.write((_note_line(n) + "\n").encode("utf-8", "replace"))
