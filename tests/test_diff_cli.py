@@ -88,3 +88,22 @@ def test_help():
     for opt in ("--level", "--ch", "--ignore", "--keep", "--chunks", "--summary", "--json", "--timing",
                 "--threshold", "--context"):
         assert opt in _out(p)
+
+
+def test_event_files_from_convert_match_the_capture_diff(tmp_path):
+    a = capture_of(tmp_path, "a.jsonl", sample_lines("public/claude-agent-sdk-gleam_claude_tool_session_v2.1.3.jsonl"))
+    b = capture_of(tmp_path, "b.jsonl", sample_lines("claude_code_tool_bash.jsonl"))
+    run_wirecap("annotate", a, "look here", "--seq", "4", "--tag", "bug")  # convert interleaves note lines
+    ea, eb = str(tmp_path / "a.events.jsonl"), str(tmp_path / "b.events.jsonl")
+    for cap, out in ((a, ea), (b, eb)):
+        c = run_wirecap("convert", cap, "-o", out)
+        if c.returncode != 0:
+            import pytest
+
+            pytest.skip(f"wirecap convert unavailable: {c.stderr.decode()[:200]}")
+    from_caps = run_wirecap("diff", "--json", a, b)
+    from_events = run_wirecap("diff", "--json", ea, eb)
+    assert from_events.returncode == from_caps.returncode == 1, from_events.stderr
+    ja, jb = orjson.loads(from_caps.stdout), orjson.loads(from_events.stdout)
+    assert ja["counts"] == jb["counts"]
+    assert ja["by_kind"] == jb["by_kind"]
