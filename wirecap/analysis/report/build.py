@@ -20,7 +20,7 @@ from wirecap.analysis.report.model import (
     redact_shown,
 )
 from wirecap.capture.reader import CaptureReader
-from wirecap.capture.redact import Redactor
+from wirecap.capture.redact import POLICY_NAME, Redactor
 from wirecap.errors import WirecapError
 
 NO_DECODER = "no decoder for this channel"
@@ -37,8 +37,21 @@ def _optional(module: str, name: str) -> Any:
     return getattr(mod, name, None)
 
 
+def already_redacted(header: dict[str, Any], redactor: Redactor) -> bool:
+    """Whether the capture was redacted at write time by at least the rules of `redactor` (then its
+    records need no second pass: redaction is idempotent, and skipping it keeps big reports fast)."""
+    red = header.get("redaction")
+    if not isinstance(red, dict) or not red.get("enabled") or red.get("policy") != POLICY_NAME:
+        return False
+    return set(redactor.extra_keys) <= set(red.get("extra_keys") or ()) and \
+        set(redactor.extra_patterns) <= set(red.get("extra_patterns") or ())
+
+
 def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
     with CaptureReader(path) as reader:
+        if already_redacted(reader.header, redactor):
+            yield from reader
+            return
         for rec in reader:
             yield redact_shown(redactor, rec)
 

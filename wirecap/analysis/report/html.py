@@ -11,6 +11,8 @@ The file is written as a stream: the capture is read again, never held in memory
 from __future__ import annotations
 
 import io
+import shutil
+import tempfile
 from collections.abc import Iterable
 from html import escape
 from typing import IO, Any
@@ -246,31 +248,33 @@ def _messages_head(cap: CaptureReport, ci: int) -> str:
             f'<tbody id="wc-rows-{ci}">')
 
 
-def _write_capture_data(out: IO[str], ci: int, records: Iterable[dict[str, Any]]) -> None:
-    """Stream every record: chunks of JSON lines now, the index at the end."""
+def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[str]) -> bytes:
+    """Write every record to `spool` as chunks of JSON lines; return the index (JSON) to put first.
+
+    The index and the script come before the chunks in the page, so the first page of messages is
+    rendered while the browser is still reading the bulk of the data."""
     index: list[bytes] = []
     buf: list[bytes] = []
     n = 0
     dumps = orjson.dumps
+
+    def flush() -> None:
+        spool.write(f'<script type="text/plain" class="wc-raw" id="wc-raw-{ci}-{(n - 1) // CHUNK}" data-cap="{ci}">')
+        spool.write(script_safe(b"\n".join(buf)).decode())
+        spool.write("</script>\n")
+        buf.clear()
+
     for rec in records:
-        line = dumps(rec)
-        buf.append(line)
+        buf.append(dumps(rec))
         rtype = rec.get("type", "")
         index.append(dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
-                            payload_size(rec) if rtype == "msg" else None, preview(rec, 120)]))
+                            payload_size(rec) if rtype == "msg" else None, preview(rec, 100)]))
         n += 1
         if len(buf) == CHUNK:
-            out.write(f'<script type="text/plain" class="wc-raw" data-cap="{ci}" data-k="{(n - 1) // CHUNK}">')
-            out.write(script_safe(b"\n".join(buf)).decode())
-            out.write("</script>\n")
-            buf.clear()
+            flush()
     if buf:
-        out.write(f'<script type="text/plain" class="wc-raw" data-cap="{ci}" data-k="{(n - 1) // CHUNK}">')
-        out.write(script_safe(b"\n".join(buf)).decode())
-        out.write("</script>\n")
-    out.write(f'<script type="application/json" id="wc-index-{ci}">[')
-    out.write(script_safe(b",".join(index)).decode())
-    out.write("]</script>\n")
+        flush()
+    return b"[" + script_safe(b",".join(index)) + b"]"
 
 
 def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE) -> None:
@@ -329,12 +333,16 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     out.write('<script type="application/json" id="wc-meta">')
     out.write(script_safe(orjson.dumps(meta)).decode())
     out.write("</script>\n")
-    for ci, cap in enumerate(report.captures):
-        if cap.iter_records is not None:
-            _write_capture_data(out, ci, cap.iter_records())
-        else:
-            out.write(f'<script type="application/json" id="wc-index-{ci}">[]</script>\n')
-    out.write(f"<script>{JS}</script></body></html>\n")
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for ci, cap in enumerate(report.captures):
+            index = _spool_capture_data(ci, cap.iter_records(), spool) if cap.iter_records is not None else b"[]"
+            out.write(f'<script type="application/json" id="wc-index-{ci}">')
+            out.write(index.decode())
+            out.write("</script>\n")
+        out.write(f"<script>{JS}</script>\n")
+        spool.seek(0)
+        shutil.copyfileobj(spool, out, 1 << 20)
+    out.write("</body></html>\n")
 
 
 def render_html_string(report: Report, **kw: Any) -> str:
@@ -406,9 +414,6 @@ JS = r"""
     this.ci = ci; this.prefix = cm.prefix; this.cm = cm;
     var idxEl = document.getElementById("wc-index-" + ci);
     this.idx = idxEl ? JSON.parse(idxEl.textContent) : [];
-    this.rawEls = {};
-    var rs = document.querySelectorAll('script.wc-raw[data-cap="' + ci + '"]');
-    for (var i = 0; i < rs.length; i++) this.rawEls[rs[i].getAttribute("data-k")] = rs[i];
     this.lines = {}; this.lower = {};
     this.matches = null; this.page = 0; this.token = 0;
     var sec = document.getElementById("c" + ci + "-messages");
@@ -423,12 +428,22 @@ JS = r"""
     this.tbody.addEventListener("toggle", function (ev) {
       var d = ev.target; if (!d || d.tagName !== "DETAILS" || !d.open) return;
       var pre = d.querySelector("pre"); if (pre && pre.getAttribute("data-pos") !== null && !pre.textContent) {
-        pre.textContent = self.pretty(+pre.getAttribute("data-pos")); }
+        self.fill(pre, +pre.getAttribute("data-pos")); }
     }, true);
   }
+  function whenLoaded(fn) {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn); else fn();
+  }
   View.prototype.chunkLines = function (k) {
-    if (!this.lines[k]) { var s = this.rawEls[k]; this.lines[k] = s ? s.textContent.split("\n") : []; }
+    if (!this.lines[k]) { var s = document.getElementById("wc-raw-" + this.ci + "-" + k);
+      if (!s) return []; this.lines[k] = s.textContent.split("\n"); }
     return this.lines[k];
+  };
+  View.prototype.fill = function (pre, pos) {
+    var self = this;
+    if (document.readyState === "loading") { pre.textContent = "loading…";
+      whenLoaded(function () { pre.textContent = self.pretty(pos); }); }
+    else pre.textContent = this.pretty(pos);
   };
   View.prototype.raw = function (pos) { return this.chunkLines(Math.floor(pos / CHUNK))[pos % CHUNK] || ""; };
   View.prototype.pretty = function (pos) {
@@ -470,6 +485,8 @@ JS = r"""
   View.prototype.filter = function () {
     var q = this.search.value.trim().toLowerCase(), ch = this.chSel.value, self = this, token = ++this.token;
     if (!q && !ch) { this.matches = null; this.page = 0; this.render(); return; }
+    if (document.readyState === "loading") { this.count.textContent = "loading…";
+      whenLoaded(function () { if (token === self.token) self.filter(); }); return; }
     var out = [], n = this.idx.length, k = 0, nk = Math.ceil(n / CHUNK);
     this.count.textContent = "searching…";
     function step() {
@@ -507,7 +524,7 @@ JS = r"""
     var row = document.getElementById(this.prefix + "seq-" + seq);
     if (row) { var old = document.querySelectorAll("tr.hl"); for (var i = 0; i < old.length; i++) old[i].classList.remove("hl");
       row.classList.add("hl"); var d = row.querySelector("details"); if (d) d.open = true;
-      var pre = row.querySelector("pre"); if (pre && !pre.textContent) pre.textContent = this.pretty(pos);
+      var pre = row.querySelector("pre"); if (pre && !pre.textContent) this.fill(pre, pos);
       row.scrollIntoView({block: "center"}); }
     return true;
   };
