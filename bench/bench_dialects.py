@@ -106,13 +106,19 @@ def generate(path: Path, n_records: int) -> int:
     return seq_end
 
 
-def _time(fn) -> float:
-    best = float("inf")
+def _time(fn) -> tuple[float, float]:
+    """Best CPU seconds (process time) and best wall seconds of two runs.
+
+    CPU time is the figure: the benchmark machine is shared, and wall time there mostly measures
+    the other users of the cores. Both are reported.
+    """
+    cpu = wall = float("inf")
     for _ in range(2):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        cpu = min(cpu, time.process_time() - c0)
+        wall = min(wall, time.perf_counter() - t0)
+    return cpu, wall
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -143,14 +149,16 @@ def run(quick: bool = False) -> list[dict]:
         t_bare = _time(bare)
         t_conv = _time(convert)
         t_val = _time(validate)
-    bare_rps = records / t_bare
-    note = f"{records} records, {size / 1e6:.0f} MB, Claude Code stream-json with partial messages"
+    bare_rps = records / t_bare[0]
+    note = (f"{records} records, {size / 1e6:.0f} MB, Claude Code stream-json with partial messages; "
+            f"records per CPU-second (wall: bare {records / t_bare[1]:,.0f}/s")
     out = []
-    for name, secs in (("dialects convert", t_conv), ("dialects validate", t_val)):
-        rps = records / secs
+    for name, (cpu, wall) in (("dialects convert", t_conv), ("dialects validate", t_val)):
+        rps = records / cpu
         out.append(figure(f"{name} records/s", rps, "records/s", baseline="bare CaptureReader", baseline_value=bare_rps,
                           target=f">= {TARGET // 1000}k records/s", ok=rps >= TARGET,
-                          note=note + (f"; {len(findings)} findings" if "validate" in name else "")))
+                          note=note + f", this {records / wall:,.0f}/s)"
+                          + (f"; {len(findings)} findings" if "validate" in name else "")))
     return out
 
 

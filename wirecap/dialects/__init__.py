@@ -364,8 +364,14 @@ def decode_records(records: Iterable[dict[str, Any]], *, dialect: str | None = N
     keep = _ch_filter(ch, decoding)
     feed = decoding.feed
     if keep is None:
+        chan_get = decoding.chan_unit.get
         for rec in records:
-            events = feed(rec)[1]
+            c = rec.get("ch")
+            unit = chan_get(c) if c.__class__ is str else None
+            if unit is not None and unit.decoder is not None and rec.get("type") == "msg":
+                events = unit.decoder.feed(rec)  # the hot path: a message of a decided unit
+            else:
+                events = feed(rec)[1]
             if events:
                 yield from events
         for _unit, events in decoding.finish():

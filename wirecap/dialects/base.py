@@ -109,10 +109,17 @@ class Decoder:
         self.findings: list[Finding] = []
         self.exit_code: int | None = None
         self.signal: str | None = None
-        self.last_t = 0.0
-        self.last_seq: int | None = None
-        self.last_ch: str | None = None
+        self._last: dict[str, Any] | None = None  # the latest record fed (times and seqs read from it)
         self.closed_session = False
+
+    @property
+    def last_t(self) -> float:
+        t = self._last.get("t") if self._last is not None else None
+        return t if isinstance(t, (int, float)) and not isinstance(t, bool) else 0.0
+
+    @property
+    def last_seq(self) -> int | None:
+        return self._last.get("seq") if self._last is not None else None
 
     # --- helpers ---------------------------------------------------------------------------------
     def ev(self, kind: str, rec: dict[str, Any], item: str | None = None, id: str | None = None,
@@ -145,11 +152,8 @@ class Decoder:
 
     # --- driver entry points ------------------------------------------------------------------------
     def feed(self, rec: dict[str, Any]) -> list[Event]:
+        self._last = rec
         rtype = rec.get("type")
-        t = rec.get("t")
-        if isinstance(t, (int, float)):
-            self.last_t = t
-        self.last_seq = rec.get("seq")
         try:
             if rtype == "msg":
                 return self.on_msg(rec)

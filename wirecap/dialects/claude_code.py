@@ -109,6 +109,25 @@ class ClaudeCodeDecoder(StreamDecoder):
                 return t
         return super().msg_type(rec)
 
+    def on_msg(self, rec: dict[str, Any]) -> list[Event]:
+        # Hot path: a text / tool-input / thinking delta of a started block (most lines of a
+        # --include-partial-messages run). Plain subscripts; anything unexpected takes the full path.
+        try:
+            obj = rec["json"]
+            if obj["type"] == "stream_event":
+                ev = obj["event"]
+                if ev["type"] == "content_block_delta":
+                    delta = ev["delta"]
+                    spec = _DELTA_FIELD[delta["type"]]
+                    block = self.blocks[ev["index"]]
+                    ch = rec["ch"]
+                    if self.is_out[ch]:
+                        return [Event(ITEM_DELTA, ch, (rec["seq"],), rec["t"], self.dialect, block[1], block[0],
+                                      "assistant", {spec[1]: delta[spec[0]]})]
+        except (KeyError, TypeError, IndexError):
+            pass
+        return StreamDecoder.on_msg(self, rec)
+
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         handler = self._dispatch.get(obj.get("type"))  # type: ignore[arg-type]
         if handler is None:
@@ -314,7 +333,8 @@ class ClaudeCodeDecoder(StreamDecoder):
                 dt = delta.get("type")
                 spec = _DELTA_FIELD.get(dt)
                 if spec is not None:
-                    block = self.blocks.get(hkey(ev.get("index")))
+                    idx = ev.get("index")
+                    block = self.blocks.get(idx if idx.__class__ is int else hkey(idx))
                     if block is None:
                         return [self.unparsed(rec, "delta for a content block that was not started")]
                     return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),

@@ -19,9 +19,18 @@ class StreamDecoder(Decoder):
     def on_open(self, rec: dict[str, Any]) -> list[Event]:
         return []
 
+    def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
+        super().__init__(unit, options)
+        self.is_out: dict[Any, bool] = {}  # channel -> not a stderr pipe (cached: the hot path asks per line)
+
     def on_msg(self, rec: dict[str, Any]) -> list[Event]:
-        ch = rec.get("ch") or ""
         obj = rec.get("json")
+        if obj.__class__ is dict and self.is_out.get(rec.get("ch")):
+            return self.on_object(rec, obj)
+        ch = rec.get("ch") or ""
+        if not isinstance(ch, str):
+            ch = str(ch)
+        self.is_out[ch] = ch[:6] != "stderr"
         if ch[:6] == "stderr":
             text = text_of(rec)
             if text is None:
