@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from bench.common import ROOT, WIRECAP, figure, mb, run_measured, tempdir
+from wirecap.capture.redact import Redactor
 
 TARGET_GEN_S = 10.0
 TARGET_RENDER_S = 2.0
@@ -30,7 +31,7 @@ def write_capture(path: Path, target_bytes: int, seed: int = 7) -> int:
     rng = random.Random(seed)
     words = ("the", "agent", "reads", "file", "config", "patch", "test", "passes", "error", "retry", "build", "ok")
     header = {"wirecap": 1, "type": "header", "id": "bench-report", "created": "2026-01-01T00:00:00.000000Z",
-              "origin": {"tool": "wirecap", "version": "bench", "source": "bench"}, "redaction": {"enabled": True}}
+              "origin": {"tool": "wirecap", "version": "bench", "source": "bench"}, "redaction": Redactor().policy()}
     seq = 0
     t = 0.0
     size = 0

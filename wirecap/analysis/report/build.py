@@ -96,7 +96,7 @@ def _conversation(path: str, report: CaptureReport, redactor: Redactor, dialect:
         for c in report.channels:
             report.conversation_notes[c.ch] = f"{NO_DECODER} (decoding failed)"
         return
-    for entries in conv.values():
+    for entries in conv.values() if not report.pre_redacted else ():  # events come from redacted records
         for e in entries:
             e.text = redactor.text(e.text) if e.text else e.text
             if e.input is not None:
@@ -139,6 +139,7 @@ def build_capture_report(
         report.reader_problems = list(reader.problems)
         report.interrupted = reader.interrupted
         last_seq = reader.last_seq
+    report.pre_redacted = already_redacted(report.header, redactor)
     if redactor.enabled:
         report.header = redactor.value(report.header)
         for c in report.channels:

@@ -296,7 +296,8 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
         for f in cap.findings or []:
             if isinstance(f.get("seq"), int):
                 findings_by_seq.setdefault(f["seq"], []).append(f)
-        out.write(redact_text(redactor, _capture_static(cap, ci, two), rule_names(report)))
+        static = _capture_static(cap, ci, two)
+        out.write(static if cap.pre_redacted else redact_text(redactor, static, rule_names(report)))
         out.write(_messages_head(cap, ci))
         shown = 0
         if cap.iter_records is not None:

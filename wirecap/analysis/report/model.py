@@ -132,6 +132,7 @@ class CaptureReport:
     note_warnings: list[str] = field(default_factory=list)
     relevant: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> redacted record
     warnings: list[str] = field(default_factory=list)
+    pre_redacted: bool = False  # the capture was redacted at write time by (at least) the rules in force
     # A way to stream the (redacted) records again, for renderers that show every message (html).
     iter_records: Callable[[], Iterator[dict[str, Any]]] | None = field(default=None, repr=False)
 
