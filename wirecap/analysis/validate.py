@@ -50,9 +50,9 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
                     found.append(Finding(WARNING, "unparsed", f"{ev.dialect}: {ev.data.get('reason')}",
                                          ev.seq[0] if ev.seq else None, ev.ch))
 
-    feed = decoding.feed
+    events_of = decoding.events
     for rec in records:
-        events = feed(rec)[1]
+        events = events_of(rec)
         if events:
             note(events)
     for _unit, events in decoding.finish():

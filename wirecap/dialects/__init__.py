@@ -325,6 +325,14 @@ class Decoding:
         events = self._try_detect(unit, final)
         return unit, events or []
 
+    def events(self, rec: dict[str, Any]) -> list[Event]:
+        """The events of one record (`feed` without the unit; the hot path for messages of a decided unit)."""
+        c = rec.get("ch")
+        unit = self.chan_unit.get(c) if c.__class__ is str else None
+        if unit is not None and unit.decoder is not None and rec.get("type") == "msg":
+            return unit.decoder.feed(rec)
+        return self.feed(rec)[1]
+
     def finish(self) -> list[tuple[Unit, list[Event]]]:
         out: list[tuple[Unit, list[Event]]] = []
         for unit in self.units.values():

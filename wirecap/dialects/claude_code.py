@@ -112,9 +112,11 @@ class ClaudeCodeDecoder(StreamDecoder):
     def on_msg(self, rec: dict[str, Any]) -> list[Event]:
         # Hot path: a text / tool-input / thinking delta of a started block (most lines of a
         # --include-partial-messages run). Plain subscripts; anything unexpected takes the full path.
+        handler = None
         try:
             obj = rec["json"]
-            if obj["type"] == "stream_event":
+            t = obj["type"]
+            if t == "stream_event":
                 ev = obj["event"]
                 if ev["type"] == "content_block_delta":
                     delta = ev["delta"]
@@ -124,8 +126,12 @@ class ClaudeCodeDecoder(StreamDecoder):
                     if self.is_out[ch]:
                         return [Event(ITEM_DELTA, ch, (rec["seq"],), rec["t"], self.dialect, block[1], block[0],
                                       "assistant", {spec[1]: delta[spec[0]]})]
+            if self.is_out[rec["ch"]]:
+                handler = self._dispatch[t]
         except (KeyError, TypeError, IndexError):
             pass
+        if handler is not None:  # called outside the try: a handler's own error must not run it twice
+            return handler(rec, obj)
         return StreamDecoder.on_msg(self, rec)
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
