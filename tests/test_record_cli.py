@@ -194,7 +194,10 @@ def _lab() -> Path | None:
 
 @pytest.mark.realclient
 @pytest.mark.skipif(_lab() is None, reason="lab not installed (no node_modules/.bin/claude)")
-def test_claude_code_through_reverse_proxy_records_sse_and_stdout(tmp_path):
+@pytest.mark.parametrize("how", ["reverse", "http_proxy"])
+def test_claude_code_capture_holds_sse_exchange_and_stdout(tmp_path, how):
+    """`--reverse` + ANTHROPIC_BASE_URL (recommended), and plain `-- CMD` where Claude Code goes
+    through HTTP_PROXY (it does honour it for an http:// loopback base URL in the lab's version)."""
     lab = _lab()
     assert lab is not None
     fake = ROOT / "tests" / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
@@ -215,8 +218,12 @@ def test_claude_code_through_reverse_proxy_records_sse_and_stdout(tmp_path):
                "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                "TERM": "dumb"}
         cap = tmp_path / "claude.jsonl"
-        res = run_wirecap("record", "-o", str(cap), "--reverse", f"http://127.0.0.1:{port}",
-                          "--base-url-env", "ANTHROPIC_BASE_URL", "--",
+        if how == "reverse":
+            mode = ["--reverse", f"http://127.0.0.1:{port}", "--base-url-env", "ANTHROPIC_BASE_URL"]
+        else:
+            mode = []
+            env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
+        res = run_wirecap("record", "-o", str(cap), *mode, "--",
                           str(lab / "node_modules" / ".bin" / "claude"), "-p", "say hello",
                           "--output-format", "stream-json", "--verbose", timeout=180, cwd=str(work), env=env)
     finally:
