@@ -196,3 +196,16 @@ def test_detection_says_why(argv0: str) -> None:
         assert name is None and "names no known agent CLI" in reason
     else:
         assert name in ("claude-code", "codex-exec") and reason
+
+
+def test_codebuff_tool_call_response_after_its_timeout(tmp_path: Path) -> None:
+    frames = [
+        (0.1, "s2c", {"type": "action", "data": {"type": "tool-call-request", "requestId": "r1", "toolName": "run",
+                                                 "input": {}, "timeout": 2000}}),
+        (5.0, "c2s", {"type": "action", "txid": 0, "data": {"type": "tool-call-response", "requestId": "r1",
+                                                            "success": True, "output": "ok"}}),
+        (5.1, "s2c", {"type": "ack", "txid": 0, "success": True}),
+    ]
+    found = rules(write_ws(tmp_path / "late.jsonl", frames, 6.0))
+    assert found["cb-tool-call-late"][0].seq == 3
+    assert "cb-tool-call-unanswered" not in found

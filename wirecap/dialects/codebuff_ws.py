@@ -182,7 +182,13 @@ class CodebuffWsDecoder(Decoder):
             return out
         if at == "tool-call-response":
             rid = str_or_none(data.get("requestId"))
-            self.tool_requests.pop(rid or "", None)
+            req = self.tool_requests.pop(rid or "", None)
+            if req is not None:
+                limit = self._tool_timeout(req)
+                waited = rec.get("t", 0.0) - req.get("t", 0.0)
+                if waited > limit:
+                    self.find(WARNING, "cb-tool-call-late", f"tool-call-response {rid} after {waited:.1f} s "
+                              f"(timeout {limit:g} s)", rec)
             ok = data.get("success")
             out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, rid, "user", {
                 "call_id": rid, "output": data.get("output", data.get("result", data.get("error"))),
@@ -294,6 +300,13 @@ class CodebuffWsDecoder(Decoder):
         self._end_checks(rec.get("t", self.last_t))
         return self.end_session(rec, code=rec.get("code"), reason=rec.get("reason"), by=rec.get("by"))
 
+    def _tool_timeout(self, req: dict[str, Any]) -> float:
+        """Seconds a tool-call-request may wait: its own `timeout` (ms) or the option."""
+        timeout = req.get("json", {}).get("data", {}).get("timeout")
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+            return timeout / 1000
+        return self.options["tool_call_timeout"]
+
     def _end_checks(self, end_t: float) -> None:
         if getattr(self, "_checked", False):
             return
@@ -303,8 +316,7 @@ class CodebuffWsDecoder(Decoder):
         for pid, req in self.prompts.items():
             self.find(ERROR_SEV, "cb-prompt-unanswered", f"prompt {pid} got neither prompt-response nor prompt-error", req)
         for rid, req in self.tool_requests.items():
-            timeout = req.get("json", {}).get("data", {}).get("timeout")
-            limit = timeout / 1000 if isinstance(timeout, (int, float)) and timeout > 0 else self.options["tool_call_timeout"]
+            limit = self._tool_timeout(req)
             waited = end_t - req.get("t", 0.0)
             self.find(ERROR_SEV, "cb-tool-call-unanswered",
                       f"tool-call-request {rid} unanswered ({'timed out' if waited > limit else 'stream ended'} after "
@@ -349,6 +361,7 @@ DIALECT = Dialect(
         ("cb-prompt-error", ERROR_SEV, "a prompt-error from the server"),
         ("cb-chunk-unknown-prompt", WARNING, "a chunk or response for a prompt id no prompt opened"),
         ("cb-tool-call-unanswered", ERROR_SEV, "a tool-call-request without tool-call-response (timed out or stream ended)"),
+        ("cb-tool-call-late", WARNING, "a tool-call-response later than the request's timeout"),
         ("cb-read-files-unanswered", ERROR_SEV, "a read-files without read-files-response"),
         ("cb-action-error", ERROR_SEV, "an action-error from the server"),
         ("invalid-json", ERROR_SEV, "a frame that is not JSON"),
