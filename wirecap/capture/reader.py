@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import orjson
@@ -29,7 +29,7 @@ def _open_binary(path: str) -> IO[bytes]:
         raw: IO[bytes] = sys.stdin.buffer
     else:
         try:
-            raw = open(path, "rb")  # noqa: SIM115 - closed by the reader
+            raw = open(path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed by the reader
         except FileNotFoundError:
             raise WirecapError(f"{path}: no such file") from None
         except IsADirectoryError:
@@ -118,14 +118,9 @@ class CaptureReader:
     def _problem(self, lineno: int, what: str) -> None:
         self.problems.append(f"{self.path}:{lineno}: {what}")
 
-    def _lines(self) -> Iterator[bytes]:
+    def _follow_lines(self) -> Iterator[bytes]:
+        """Lines of a capture that is still being written; returns once its `end` was read."""
         f = self._f
-        if not self.follow:
-            try:
-                yield from f
-            except (OSError, EOFError) as e:  # truncated gzip/zstd stream
-                self.interrupted = f"compressed stream ends early ({e})"
-            return
         partial = b""
         while True:
             line = f.readline()
@@ -146,50 +141,71 @@ class CaptureReader:
         if self._consumed:
             raise WirecapError(f"{self.path}: a capture reader can be iterated only once")
         self._consumed = True
+        return self._records(self._follow_lines() if self.follow else self._f)
+
+    def _records(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+        # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
+        # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
+        # the shortest path, defects are sorted out in the slow branches.
         loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
         expected = 1
         lineno = 1
         last_t = 0.0
+        records = 0
+        end: dict[str, Any] | None = None
         pending_problem: str | None = None
-        for line in self._lines():
-            lineno += 1
-            if pending_problem is not None:  # the bad line was not the last one: corruption
-                self._problem(lineno - 1, pending_problem)
-                self.skipped += 1
-                pending_problem = None
-            torn = not line.endswith(b"\n")
-            try:
-                rec = loads(line)
-            except orjson.JSONDecodeError as e:
-                if not line.strip():
-                    pending_problem = "empty line"
+        torn = False
+        try:
+            for line in lines:
+                lineno += 1
+                if pending_problem is not None:  # the bad line was not the last one: corruption
+                    self._problem(lineno - 1, pending_problem)
+                    self.skipped += 1
+                    pending_problem = None
+                torn = line[-1] != 10  # no b"\n": can only be the last line
+                try:
+                    rec = loads(line)
+                    seq = rec["seq"]
+                except decode_error as e:
+                    if not line.strip():
+                        pending_problem = "empty line"
+                        continue
+                    pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
+                    if torn:
+                        break
                     continue
-                pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
+                except (TypeError, KeyError, IndexError):
+                    pending_problem = "not a record (no integer seq)"
+                    continue
+                if seq != expected or seq.__class__ is not int:
+                    if seq.__class__ is not int:
+                        pending_problem = "not a record (no integer seq)"
+                        continue
+                    self._problem(lineno, f"seq {seq} where {expected} was expected")
+                expected = seq + 1
+                t = rec.get("t")
+                if t.__class__ is float and t >= last_t:
+                    last_t = t
+                elif isinstance(t, (int, float)) and not isinstance(t, bool):
+                    if t < last_t:
+                        self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
+                    last_t = t
+                records += 1
                 if torn:
-                    break
-                continue
-            if not isinstance(rec, dict) or not isinstance(rec.get("seq"), int):
-                pending_problem = "not a record (no integer seq)"
-                continue
-            seq = rec["seq"]
-            if seq != expected:
-                self._problem(lineno, f"seq {seq} where {expected} was expected")
-            expected = seq + 1
-            t = rec.get("t")
-            if isinstance(t, (int, float)):
-                if t < last_t:
-                    self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
-                last_t = t
-            self.last_seq = seq
-            self.records += 1
-            if torn:
-                self.interrupted = f"torn last line {lineno}: no newline at the end"
-            if rec.get("type") == "end":
-                self.end = rec
-            elif self.end is not None:
-                self.end = None  # appended after an earlier clean stop
-            self.line = line
-            yield rec
+                    self.interrupted = f"torn last line {lineno}: no newline at the end"
+                if end is not None:
+                    end = self.end = None  # appended after an earlier clean stop
+                if rec.get("type") == "end":
+                    end = self.end = rec  # (at once: --follow stops on it)
+                self.line = line
+                self.last_seq = seq
+                yield rec
+        except (OSError, EOFError) as e:  # a truncated gzip/zstd stream
+            self.interrupted = f"compressed stream ends early ({e})"
+        finally:
+            self.records += records
+            self.end = end
         if pending_problem is not None:
             self.interrupted = f"torn last line {lineno}: {pending_problem}"
             self.skipped += 1
