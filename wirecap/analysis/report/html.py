@@ -41,6 +41,8 @@ PAGE_SIZE = 100
 CHUNK = 1000  # records per embedded data chunk
 MAX_STATIC_RAW = 20_000
 TIMELINE_BINS = 240
+STATIC_CONVERSATION = 300  # entries laid out in the page; a long session stays quick to open
+STATIC_TEXT = 4000
 
 
 def _e(v: Any) -> str:
@@ -136,12 +138,17 @@ def _note_html(n: Any, ci: int) -> str:
             f'<span class="muted">— {_e(n.author)}, <code>{_e(n.id)}</code>, {_e(n.target())}</span></div>')
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= STATIC_TEXT else text[:STATIC_TEXT] + f"… ({len(text) - STATIC_TEXT} more characters)"
+
+
 def _pre(text: str) -> str:
-    return f"<pre>{_e(text)}</pre>"
+    return f"<pre>{_e(_clip(text))}</pre>"
 
 
 def _conversation(cap: CaptureReport, ci: int) -> str:
     out: list[str] = []
+    budget = STATIC_CONVERSATION
     known = [c.ch for c in cap.channels]
     for ch in known + [c for c in cap.conversation if c not in known]:
         entries = cap.conversation.get(ch)
@@ -152,6 +159,9 @@ def _conversation(cap: CaptureReport, ci: int) -> str:
         out.append(f'<div class="conv"><h4><code>{_e(ch)}</code></h4>')
         out += [_note_html(n, ci) for n in channel_notes(cap.notes, ch)]
         for e in entries:
+            if budget <= 0:
+                break
+            budget -= 1
             link = _seq_link(ci, e.seq)
             title = f'<span class="who">{_e(entry_title(e))}</span> <span class="seq">{link}</span>'
             cls = f"entry k-{e.kind}" + (" is-error" if e.is_error else "")
@@ -163,13 +173,15 @@ def _conversation(cap: CaptureReport, ci: int) -> str:
             elif e.kind == "tool_result":
                 body = f"<details{' open' if e.is_error or len(e.text) < 400 else ''}><summary>{title}</summary>{_pre(e.text)}</details>"
             elif e.kind in ("user", "assistant"):
-                body = f"<div>{title}</div><div class=\"text\">{_e(e.text)}</div>"
+                body = f"<div>{title}</div><div class=\"text\">{_e(_clip(e.text))}</div>"
             else:
                 body = f"<div>{title} <span class=\"text\">{_e(e.text)}</span></div>"
             out.append(f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in notes_at(cap.notes, e))}</div>')
         out.append("</div>")
-    if cap.conversation_truncated:
-        out.append(f'<p class="muted">… {cap.conversation_truncated} more conversation entries not shown</p>')
+    left = cap.conversation_truncated + max(0, sum(len(v) for v in cap.conversation.values()) - STATIC_CONVERSATION)
+    if left:
+        out.append(f'<p class="muted">… {left} more conversation entries not shown here; every message is in '
+                   f'<a href="#c{ci}-messages">Messages</a> below</p>')
     return "".join(out) or '<p class="muted">nothing to show</p>'
 
 
