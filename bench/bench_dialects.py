@@ -1,7 +1,7 @@
 """Benchmark the dialect layer: `convert` and `validate` records/s on a large Claude Code capture.
 
 Input: a generated capture of a long `claude -p --output-format stream-json --verbose
---include-partial-messages` run (500k records; quick: 20k): a process with its stdout pipe, each
+--include-partial-messages` run (300k records; quick: 20k): a process with its stdout pipe, each
 assistant message streamed as stream_event deltas (text and tool input), the complete `assistant`
 lines, `user` tool results, and a final `result`. Measured in-process on the same file:
 - baseline: the bare capture reader (`CaptureReader`, orjson per line), records/s;
@@ -126,7 +126,7 @@ def run(quick: bool = False) -> list[dict]:
     from wirecap.capture.reader import CaptureReader
     from wirecap.cli.convert_cmd import write_events
 
-    n = 20_000 if quick else 500_000
+    n = 20_000 if quick else 300_000
     with tempdir() as d:
         cap = d / "claude_large.jsonl"
         records = generate(cap, n)
