@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wirecap.capture.payload import encode_payload
 from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import SSEParser, sse_record_fields
 from wirecap.capture.writer import CaptureWriter, default_origin
@@ -346,7 +347,8 @@ class WirecapAddon:
         if original is not None:
             fields["truncated"] = original
         assert self.writer is not None
-        self.writer.msg(st.ch, "c2s" if m.from_client else "s2c", kept, **fields)
+        self.writer.write("msg", None, len(kept), ch=st.ch, dir="c2s" if m.from_client else "s2c",
+                          **encode_payload(kept), **fields)
         # Written: let mitmproxy forget it (keep the newest for addons after us in this hook).
         del messages[:-1]
 
