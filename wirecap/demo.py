@@ -55,6 +55,11 @@ def wirecap_argv(*args: str) -> list[str]:
 
 def shown(args: list[str], base: Path) -> str:
     """The command as a user would type it, with paths relative to where the demo runs."""
+    args = list(args)
+    for i in range(len(args) - 2):  # a nested `python -m wirecap` reads as `wirecap`
+        if args[i] == sys.executable and args[i + 1:i + 3] == ["-m", "wirecap"]:
+            args[i:i + 3] = ["wirecap"]
+            break
     out = []
     for a in args:
         if a.startswith("/") and Path(a).is_relative_to(base):
@@ -190,8 +195,12 @@ class Demo:
 
     def info_story(self, cap: Path) -> list[str]:
         p = self.run("info", str(cap))
-        lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
-        return lines[:12] + (["..."] if len(lines) > 12 else [])
+        lines = [ln.rstrip() for ln in p.stdout.splitlines() if ln.strip()]
+        keep = [ln for ln in lines if ln.startswith(("records", "status"))]
+        table = next((i for i, ln in enumerate(lines) if ln.startswith("ch ")), None)
+        if table is not None:
+            keep += [ln[:110] for ln in lines[table:table + 8]]
+        return keep or lines[:10]
 
     def validate_story(self, cap: Path) -> list[str]:
         p = self.run("validate", str(cap), ok_codes=(0, 1))
@@ -201,17 +210,18 @@ class Demo:
         return (lines[-6:] if lines else []) + ["no validation errors: every rule of the dialect holds"]
 
     def diff_story(self, a: Path, b: Path, *extra: str) -> list[str]:
-        p = self.run("diff", str(a), str(b), *extra, ok_codes=(0, 1))
+        p = self.run("diff", str(a), str(b), "--level", "wire", *extra, ok_codes=(0, 1))
         lines = [ln for ln in (p.stdout + p.stderr).splitlines() if ln.strip()]
         if p.returncode == 1:
             raise StepFailed("the captures differ:\n      " + "\n      ".join(lines[:15]))
-        return lines[-4:] + ["equal: only volatile fields (ids, timestamps, ports) changed"]
+        return lines[-4:] + ["equal message for message on the wire: only volatile fields (ids, timestamps, "
+                             "ports) changed"]
 
     def report_story(self, caps: list[Path], html: Path) -> list[str]:
         self.run("report", *map(str, caps), "--format", "html", "-o", str(html))
         if not html.exists() or html.stat().st_size == 0:
             raise StepFailed(f"{html} was not written")
-        return [f"report: {html} ({html.stat().st_size // 1024} KB, one self-contained file; open it in a browser)"]
+        return [f"report: {os.path.relpath(html, self.cwd)} ({html.stat().st_size // 1024} KB, one self-contained file; open it in a browser)"]
 
     def ws_round_trip(self) -> None:
         orig = WS_CAPTURE

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Re-make the lab captures in this folder: real agent CLIs against the lab's fake backends.
+
+For each case: start the fake server (tests/fixtures/lab/fake), put wirecap's recording proxy in
+reverse mode in front of it, point the client's base URL at the proxy, and run the client under
+wirecap's tee, both writing to ONE capture on one clock (what `wirecap record --reverse URL -- CMD`
+does). Redaction is on (the default). Needs the lab (`make lab`); runs inside a private network
+namespace (`unshare -n`, loopback only) when root, else on 127.0.0.1 directly.
+
+    .venv/bin/python captures/make_captures.py            # every case
+    .venv/bin/python captures/make_captures.py --only claude-code-2.1.197-hello --force
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+FAKES = REPO / "tests" / "fixtures" / "lab" / "fake"
+LABKIT = REPO / "tests" / "fixtures" / "lab"
+QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+
+
+@dataclass
+class Case:
+    name: str
+    fake: str  # fake server script in tests/fixtures/lab/fake
+    fake_args: list[str]
+    argv: list[str]  # {LAB}, {PROXY} (host:port), {LABKIT} substituted
+    env: dict[str, str] = field(default_factory=dict)
+    workdir: str = "work_main"
+    home: str = "claude"
+    dialect: str | None = None
+    pty: bool = False
+    typed: str | None = None  # typed on the client's stdin, one character every 100 ms, after `wait` s
+    wait: float = 0.0
+    tee: bool = True  # False: only the network side is recorded (the client's output goes to the log)
+    timeout: float = 120
+
+
+def claude(name: str, mode: str, args: list[str], *, dialect="claude-code", extra_env=None, fake_args=()) -> Case:
+    return Case(name, "fake_anthropic.py", ["--mode", mode, *fake_args],
+                ["{LAB}/node_modules/.bin/claude", *args],
+                {"ANTHROPIC_BASE_URL": "http://{PROXY}", "ANTHROPIC_API_KEY": "sk-ant-fake-0000000000000000",
+                 **QUIET_CLAUDE, **(extra_env or {})}, dialect=dialect)
+
+
+SJ = ["--output-format", "stream-json", "--verbose"]
+CASES = [
+    claude("claude-code-2.1.197-hello", "text", ["-p", "say hello", *SJ]),
+    claude("claude-code-2.1.197-tool-bash", "tool_bash", ["-p", "run echo hi", *SJ, "--allowedTools", "Bash(echo:*)"]),
+    claude("claude-code-2.1.197-partial-messages", "text", ["-p", "say hello", *SJ, "--include-partial-messages"]),
+    claude("claude-code-2.1.197-overloaded-error", "http_error", ["-p", "say hello", *SJ],
+           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, fake_args=["--error-status", "529",
+                                                                   "--error-type", "overloaded_error"]),
+    claude("claude-code-2.1.197-stream-error", "sse_error", ["-p", "say hello", *SJ, "--include-partial-messages"],
+           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, fake_args=["--error-type", "overloaded_error"]),
+    # (a tool round trip is two 100 KB requests: over the 200 KB budget of this folder)
+    Case("codebuddy-2.117.0-hello", "fake_openai.py", ["--mode", "text"],
+         ["{LAB}/codebuddy/node_modules/@tencent-ai/agent-sdk/cli/bin/codebuddy", "-p", "say hello", *SJ],
+         {"CODEBUDDY_BASE_URL": "http://{PROXY}", "CODEBUDDY_API_KEY": "cb-fake-000",
+          "CODEBUDDY_SKIP_BUILTIN_MARKETPLACE": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"},
+         home="codebuddy", dialect="codebuddy"),
+    Case("codex-0.169.0-hello", "fake_openai.py", ["--mode", "text"],
+         ["{LAB}/node_modules/.bin/codex", "exec", "--json", "--skip-git-repo-check", "say hello"],
+         {"OPENAI_API_KEY": "sk-fake-000000"}, workdir="work_codex", home="codex", dialect="codex-exec"),
+    Case("opencode-1.18.33-hello", "fake_openai.py", ["--mode", "text"],
+         ["{LAB}/node_modules/.bin/opencode", "run", "--format", "json", "say hello"],
+         {"OPENCODE_CONFIG_CONTENT": "{OPENCODE_CONFIG}", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+          "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
+          "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "BUN_CONFIG_REGISTRY": "http://{PROXY}/",
+          "NPM_CONFIG_REGISTRY": "http://{PROXY}/"}, workdir="work_opencode", home="opencode", dialect="opencode"),
+    Case("codebuff-cli-1.0.115-ws", "fake_codebuff_ws.py", ["--mode", "tool", "--proto", "npm-app"],
+         ["node", "-r", "{LABKIT}/fake/cb115_env.cjs", "{LAB}/cb115/node_modules/codebuff/dist/index.js",
+          "{LAB}/work_cb", "run echo hi"],
+         {"ENVIRONMENT": "local", "NEXT_PUBLIC_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_APP_URL": "http://{PROXY}",
+          "NEXT_PUBLIC_SUPPORT_EMAIL": "support@example.invalid"},
+         workdir="work_cb", home="cb115", pty=True, typed="exit\r", wait=8, tee=False, timeout=60),
+    Case("codebuff-sdk-0.3.13-ws-tool", "fake_codebuff_ws.py", ["--mode", "tool", "--proto", "sdk"],
+         ["node", "{LABKIT}/cb_sdk03_run.cjs", "run echo hi"],
+         {"CB_SDK_DIR": "{LAB}/cbsdk0313/node_modules/@codebuff/sdk", "NEXT_PUBLIC_CODEBUFF_BACKEND_URL": "{PROXY}",
+          "NEXT_PUBLIC_CODEBUFF_APP_URL": "http://{PROXY}"}, workdir="work_cb", home="cbsdk03", tee=False),
+    Case("codebuff-sdk-0.10.7-http", "fake_openai.py", ["--mode", "text"],
+         ["node", "{LABKIT}/cb_sdk_run.mjs", "say hello", "fake-helper"],
+         {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "http://{PROXY}"},
+         workdir="work_cb", home="cbsdk", dialect="codebuff-events"),
+]
+
+
+def opencode_config(proxy: str) -> str:
+    return ('{"$schema":"https://opencode.ai/config.json","provider":{"fake":{"npm":"@ai-sdk/openai-compatible",'
+            f'"name":"Fake local","options":{{"baseURL":"http://{proxy}/v1","apiKey":"sk-fake-000"}},'
+            '"models":{"fake-model":{"name":"Fake Model","tool_call":true}}}},"model":"fake/fake-model",'
+            '"small_model":"fake/fake-model","autoupdate":false,"share":"disabled",'
+            '"permission":{"bash":"allow","edit":"allow"}}')
+
+
+def codex_config(home: Path, proxy: str) -> None:
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(f"""model = "gpt-5.5"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+plugin_sharing = false
+tool_suggest = false
+in_app_updates = false
+
+[analytics]
+enabled = false
+
+[model_providers.fake]
+name = "Fake local"
+base_url = "http://{proxy}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+""")
+
+
+def start_fake(case: Case, tmp: Path) -> tuple[subprocess.Popen, int]:
+    portfile = tmp / f"{case.name}.port"
+    log = tmp / f"{case.name}.fake.log"
+    p = subprocess.Popen([sys.executable, str(FAKES / case.fake), *case.fake_args, "--log", str(log),
+                          "--portfile", str(portfile)], stderr=open(tmp / f"{case.name}.fake.stderr", "wb"),  # noqa: SIM115
+                         start_new_session=True)
+    for _ in range(100):
+        if portfile.exists() and portfile.read_text().strip():
+            return p, int(portfile.read_text().strip())
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)
+    p.kill()
+    raise SystemExit(f"{case.name}: the fake server did not start (see {tmp})")
+
+
+def type_slowly(fd: int, text: str, wait: float) -> None:
+    """Type like a person: the legacy Codebuff CLI ignores a fast write (paste detection)."""
+    time.sleep(wait)
+    with contextlib.suppress(OSError):
+        for ch in text:
+            os.write(fd, ch.encode())
+            time.sleep(0.1)
+        time.sleep(3)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
+    from wirecap.capture.writer import CaptureWriter, default_origin
+    from wirecap.record.proxy import start_proxy
+    from wirecap.record.tee import TeeRunner
+
+    fake, fake_port = start_fake(case, tmp)
+    shown = [a.replace("{LAB}", str(lab)).replace("{LABKIT}", str(LABKIT)) for a in case.argv]
+    writer = CaptureWriter(out, origin=default_origin("record", ["wirecap", "record", "--reverse",
+                                                                  f"http://127.0.0.1:{fake_port}", "--", *shown]),
+                           force=True)
+    proxy = None
+    try:
+        proxy = start_proxy(writer, mode=f"reverse:http://127.0.0.1:{fake_port}")
+        pxy = f"127.0.0.1:{proxy.port}"
+        home = lab / "home" / case.home
+        home.mkdir(parents=True, exist_ok=True)
+        (lab / case.workdir).mkdir(parents=True, exist_ok=True)
+        ctmp = lab / "tmpdir"
+        ctmp.mkdir(exist_ok=True)
+        if case.home == "codex":
+            codex_config(home, pxy)
+
+        def sub(s: str) -> str:
+            return (s.replace("{OPENCODE_CONFIG}", opencode_config(pxy)).replace("{LAB}", str(lab))
+                    .replace("{PROXY}", pxy).replace("{LABKIT}", str(LABKIT)))
+
+        argv = [sub(a) for a in case.argv]
+        env = {"HOME": str(home), "TMPDIR": str(ctmp), "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "dumb",
+               **{k: sub(v) for k, v in case.env.items()}}
+        cwd = str(lab / case.workdir)
+        stdin_r = os.open(os.devnull, os.O_RDONLY)
+        typer = None
+        if case.typed:
+            stdin_r, stdin_w = os.pipe()
+            typer = threading.Thread(target=type_slowly, args=(stdin_w, case.typed, case.wait), daemon=True)
+        client_log = open(tmp / f"{case.name}.client.out", "wb")  # noqa: SIM115
+        t0 = time.monotonic()
+        if case.tee:
+            runner = TeeRunner(writer, argv, pty=case.pty, dialect=case.dialect, env=env, cwd=cwd,
+                               stdout=client_log, stderr=client_log, stdin=stdin_r)
+            runner.start()
+            if typer:
+                typer.start()
+            rc = runner.wait()
+        else:
+            if case.pty:
+                argv = ["script", "-qefc", " ".join(f"'{a}'" for a in argv), "/dev/null"]
+            p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin_r, stdout=client_log,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+            if typer:
+                typer.start()
+            try:
+                rc = p.wait(case.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                rc = p.wait()
+        with contextlib.suppress(OSError):
+            os.close(stdin_r)
+        client_log.close()
+        print(f"{case.name}: client exit {rc} in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        time.sleep(0.3)  # let the proxy write the last close records
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        writer.close()
+        fake.terminate()
+        fake.wait(5)
+    size = out.stat().st_size
+    print(f"{case.name}: {out.name} {size // 1024} KB", file=sys.stderr)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", default=[], help="case name (repeatable)")
+    ap.add_argument("--lab", default=os.environ.get("WIRECAP_LAB", str(REPO / ".lab")))
+    ap.add_argument("--out", default=str(HERE), help="where the captures go (default: this folder)")
+    ap.add_argument("--force", action="store_true", help="replace existing captures")
+    ap.add_argument("--no-netns", action="store_true", help="do not re-run inside `unshare -n`")
+    ap.add_argument("--list", action="store_true", help="print the case names and exit")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(c.name for c in CASES))
+        return 0
+    lab = Path(args.lab).resolve()
+    if not (lab / "node_modules" / ".bin" / "claude").exists():
+        raise SystemExit(f"no lab at {lab} (run `make lab`, or set WIRECAP_LAB)")
+    if not args.no_netns and os.geteuid() == 0 and not os.environ.get("WIRECAP_IN_NETNS"):
+        # A private network namespace: only loopback exists, so nothing can leave the machine.
+        script = "ip link set lo up && exec \"$@\""
+        os.execvp("unshare", ["unshare", "-n", "sh", "-c", script, "sh", "env", "WIRECAP_IN_NETNS=1",
+                              sys.executable, *sys.argv])
+    cases = [c for c in CASES if not args.only or c.name in args.only]
+    if not cases:
+        raise SystemExit(f"no case named {args.only}; --list shows them")
+    tmp = Path(tempfile.mkdtemp(prefix="wirecap-captures-"))
+    failed = 0
+    for case in cases:
+        out = Path(args.out) / f"{case.name}.jsonl"
+        if out.exists() and not args.force:
+            print(f"{case.name}: exists, skipped (--force to re-make)", file=sys.stderr)
+            continue
+        try:
+            make(case, lab, out, tmp)
+        except Exception as e:  # one broken case must not stop the others
+            failed += 1
+            print(f"{case.name}: FAILED: {e}", file=sys.stderr)
+    if failed:
+        print(f"logs kept in {tmp}", file=sys.stderr)
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""The shipped captures: each is listed in captures/README.md, small, redacted and readable by `wirecap info`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_wirecap
+
+CAPTURES = ROOT / "captures"
+FILES = sorted(CAPTURES.rglob("*.jsonl"))
+# The lab's fake keys: none of them may survive redaction.
+FAKE_SECRETS = [b"sk-ant-fake-0000000000000000", b"cb-fake-key-000", b"cb-fake-000", b"sk-fake-000000"]
+
+
+def test_there_are_captures_and_the_readme_lists_every_one():
+    assert len(FILES) >= 10
+    readme = (CAPTURES / "README.md").read_text()
+    listed = set(re.findall(r"`((?:imported/)?[\w.-]+\.jsonl)`", readme))
+    on_disk = {str(f.relative_to(CAPTURES)) for f in FILES}
+    assert on_disk - listed == set(), "captures missing from captures/README.md"
+    assert listed - on_disk == set(), "captures/README.md lists files that do not exist"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_capture_is_small_redacted_and_readable(path: Path):
+    data = path.read_bytes()
+    assert len(data) < 200_000
+    for secret in FAKE_SECRETS:
+        assert secret not in data
+    p = run_wirecap("info", str(path))
+    assert p.returncode == 0, p.stderr.decode()
+    assert b"clean (end record present)" in p.stdout
+    assert b"redaction  on" in p.stdout
