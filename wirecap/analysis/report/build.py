@@ -130,11 +130,28 @@ def build_capture_report(
     if path != "-" and not os.path.exists(path):
         raise WirecapError(f"{path}: no such file")
     redactor = redactor if redactor is not None else Redactor()
+    stats_records = _optional("wirecap.analysis.stats", "stats_records") if with_analysis else None
+    sessions: list[dict[str, Any]] | None = None
     with CaptureReader(path) as reader:
         report = CaptureReport(path=path, header=reader.header)
         summarizer = RecordSummarizer(report)
-        for rec in reader:
-            summarizer.feed(rec)
+
+        records = iter(reader)
+
+        def summarized() -> Iterator[dict[str, Any]]:
+            feed = summarizer.feed
+            for rec in records:
+                feed(rec)
+                yield rec
+
+        # One read serves both the record summary and the dialect statistics.
+        if stats_records is not None:
+            try:
+                sessions = list(stats_records(summarized(), dialect=dialect))
+            except Exception as e:  # noqa: BLE001 - a decoder bug must not cost the whole report
+                report.sessions_note = f"statistics failed: {type(e).__name__}: {e}"
+        for _rec in summarized():  # the rest, if statistics stopped early (or are not there)
+            pass
         summarizer.finish()
         report.reader_problems = list(reader.problems)
         report.interrupted = reader.interrupted
@@ -154,14 +171,10 @@ def build_capture_report(
         report.notes, last_seq, [c.ch for c in report.channels], notes_mod.notes_path(path) if path != "-" else "notes")
 
     if with_analysis:
-        stats = _optional("wirecap.analysis.stats", "stats_capture")
-        if stats is None:
+        if sessions is not None:
+            report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
+        elif not report.sessions_note:
             report.sessions_note = "dialect statistics are not available in this build (record counts only)"
-        else:
-            try:
-                report.sessions = redactor.value(list(stats(path, dialect=dialect)))
-            except Exception as e:  # noqa: BLE001
-                report.sessions_note = f"statistics failed: {type(e).__name__}: {e}"
         validate = _optional("wirecap.analysis.validate", "validate_capture")
         if validate is None:
             report.findings_note = "validation is not available in this build"
