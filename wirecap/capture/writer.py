@@ -194,7 +194,8 @@ class CaptureWriter:
         return f"{prefix}-{n}"
 
     # --- records --------------------------------------------------------------------------------
-    def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, **fields: Any) -> int:
+    def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
+              **fields: Any) -> int:
         """Append one record; returns its seq (0 when the writer is disabled)."""
         record: dict[str, Any] = {"seq": 0, "t": 0.0, "type": rtype}
         record.update(fields)
@@ -211,7 +212,7 @@ class CaptureWriter:
             self._seq += 1
             record["seq"] = self._seq
             record["t"] = round(now, 6)
-            line = self._serialize(record)
+            line = self._serialize(record, _screened)
             if self._emit(line):
                 self.records += 1
                 if rtype == "msg":
@@ -220,12 +221,13 @@ class CaptureWriter:
             self._seq -= 1
             return 0
 
-    def _serialize(self, record: dict[str, Any]) -> bytes:
+    def _serialize(self, record: dict[str, Any], screened: bool = False) -> bytes:
         try:
             line = orjson.dumps(record)
         except TypeError:
             line = orjson.dumps(_scrub(record))
-        if needs_redaction(self.redactor, record, line):
+        # `screened`: the caller already ran `chunk_is_clean` over the raw bytes of this payload.
+        if not screened and needs_redaction(self.redactor, record, line):
             try:
                 line = orjson.dumps(redact_record(self.redactor, record))
             except TypeError:
@@ -255,6 +257,63 @@ class CaptureWriter:
     def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, **fields: Any) -> int:
         """A message from wire bytes (or text): picks the json / text / b64 form."""
         return self.write("msg", t, len(data) if isinstance(data, (bytes, bytearray)) else len(data.encode("utf-8", "surrogatepass")), ch=ch, dir=dir, **encode_payload(data), **fields)
+
+    def msg_lines(self, ch: str, dir: str, lines: list[tuple[bytes, str]], t: float | None = None, *,
+                  screened: bool = False) -> None:
+        """The lines `(payload, eol)` of one pipe chunk, all arrived at `t`: the hot path of `wirecap tee`.
+
+        Writes exactly the records `msg(ch, dir, payload, t, eol=eol)` would (eol omitted when
+        `"\\n"`), one `write` each. A line that is canonical compact JSON (an object or array, as
+        agent CLIs print) is spliced into its record as bytes instead of being re-serialized inside a
+        dict, which is most of the cost of a record; every other line goes through `msg`.
+        `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
+        """
+        loads, dumps = orjson.loads, orjson.dumps
+        ch_b, dir_b = dumps(ch), dumps(dir)
+        t_key, t_b = None, b""
+        for payload, eol in lines:
+            if payload[:1] not in (b"{", b"["):
+                self._slow_line(ch, dir, payload, t, eol, screened)
+                continue
+            try:
+                canonical = dumps(loads(payload)) == payload
+            except (orjson.JSONDecodeError, TypeError):
+                canonical = False
+            if not canonical:
+                self._slow_line(ch, dir, payload, t, eol, screened)
+                continue
+            tail = b"}\n" if eol == "\n" else b',"eol":' + dumps(eol) + b"}\n"
+            with self._lock:
+                if self.closed:
+                    return
+                if self.failed is not None:
+                    self.errors += 1
+                    continue
+                now = self.now() if t is None else t
+                if now < self._last_t:
+                    now = self._last_t
+                self._last_t = now
+                if now != t_key:
+                    t_key, t_b = now, dumps(round(now, 6))
+                seq = self._seq + 1
+                line = b'{"seq":%d,"t":%b,"type":"msg","ch":%b,"dir":%b,"json":%b%b' % (
+                    seq, t_b, ch_b, dir_b, payload, tail)
+                if not screened and needs_redaction(self.redactor, {}, line):
+                    line = b""
+                elif self._emit(line):
+                    self._seq = seq
+                    self.records += 1
+                    self.bytes += len(payload)
+                    continue
+                else:
+                    continue
+            self._slow_line(ch, dir, payload, t, eol, screened)  # may hold a secret: the full path
+
+    def _slow_line(self, ch: str, dir: str, payload: bytes, t: float | None, eol: str, screened: bool) -> None:
+        if eol == "\n":
+            self.msg(ch, dir, payload, t, _screened=screened)
+        else:
+            self.msg(ch, dir, payload, t, eol=eol, _screened=screened)
 
     def response(self, ch: str, status: int, headers: dict[str, str], t: float | None = None, **fields: Any) -> int:
         return self.write("response", t, ch=ch, status=status, headers=headers, **fields)

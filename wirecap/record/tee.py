@@ -31,6 +31,7 @@ import tty
 from collections.abc import Callable
 from typing import IO, Any
 
+from wirecap.capture.redact import chunk_is_clean
 from wirecap.capture.writer import CaptureWriter
 from wirecap.errors import WirecapError
 from wirecap.record.lines import LineSplitter
@@ -214,6 +215,7 @@ class _TeeBase:
     # --- recorder (one thread) ------------------------------------------------------------------
     def _record_loop(self) -> None:
         get, msg, w = self._q.get, self.writer.msg, self.writer
+        redactor = w.redactor
         while True:
             stream, t, data = get()
             if stream is None:
@@ -238,14 +240,18 @@ class _TeeBase:
             with self._backlog_lock:
                 self._backlog -= len(data)
             stream.bytes += len(data)
+            # One secret screen for the whole chunk instead of one per record; a line that began in
+            # an earlier chunk may hide a secret across the boundary, so it is screened on its own.
+            clean = chunk_is_clean(redactor, data)
+            joined = stream.splitter.pending > 0
             lines = stream.splitter.feed(data)
+            if not lines:
+                continue
             stream.lines += len(lines)
-            ch, d = stream.ch, stream.dir
-            for payload, eol in lines:
-                if eol == "\n":
-                    msg(ch, d, payload, t)
-                else:
-                    msg(ch, d, payload, t, eol=eol)
+            if joined:
+                w.msg_lines(stream.ch, stream.dir, lines[:1], t)
+                lines = lines[1:]
+            w.msg_lines(stream.ch, stream.dir, lines, t, screened=clean)
 
     def _call_in_recorder(self, fn: Callable[[], Any]) -> None:
         """Run `fn` on the recorder thread, after everything queued so far (keeps records in order)."""
