@@ -178,21 +178,36 @@ class Normalizer:
         return self._walk(value, sid)
 
     def _walk(self, value: Any, sid: int) -> Any:
+        # hot loop: transitions looked up inline, scalars handled without a call
         if not self._alive[sid]:
             return self._fingerprints(value)
-        if isinstance(value, dict):
-            out = {}
-            for k, v in value.items():
+        trans = self._trans
+        ignored_at = self._ignored_at
+        fps = self.redaction_fingerprints
+        if value.__class__ is dict:
+            items: Any = value.items()
+            out: Any = {}
+        elif value.__class__ is list:
+            items = enumerate(value)
+            out = None
+        else:
+            return self._fingerprints(value)
+        res = []
+        for k, v in items:
+            nsid = trans.get((sid, k if (k.__class__ is str or self._int_steps) else _IDX))
+            if nsid is None:
                 nsid = self._step(sid, k)
-                out[k] = VOLATILE if self._ignored_at[nsid] else self._walk(v, nsid)
-            return out
-        if isinstance(value, list):
-            res = []
-            for i, v in enumerate(value):
-                nsid = self._step(sid, i)
-                res.append(VOLATILE if self._ignored_at[nsid] else self._walk(v, nsid))
-            return res
-        return self._fingerprints(value)
+            if ignored_at[nsid]:
+                v = VOLATILE
+            elif v.__class__ is dict or v.__class__ is list:
+                v = self._walk(v, nsid)
+            elif fps and v.__class__ is str and "«redacted:" in v:
+                v = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+            if out is None:
+                res.append(v)
+            else:
+                out[k] = v
+        return res if out is None else out
 
     def _fingerprints(self, value: Any) -> Any:
         """Redaction placeholders compare without their fingerprint (`«redacted:KIND»`)."""
