@@ -299,6 +299,29 @@ def test_pty_gives_the_child_a_terminal(tmp_path: Path) -> None:
     assert by(recs, "open", "proc")["pty"] is True
 
 
+def test_pty_copies_the_window_size_of_our_terminal(tmp_path: Path) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 132, 0, 0))
+        before = termios.tcgetattr(slave)
+        cap = tmp_path / "cap.jsonl"
+        p = subprocess.run([PY, "-m", "wirecap", "tee", "-o", str(cap), "--pty", "--", *emitter("tty_check.py")],
+                           stdin=slave, capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        info = orjson.loads(p.stdout.strip())
+        assert (info["rows"], info["cols"]) == (50, 132)
+        assert termios.tcgetattr(slave) == before  # our terminal's mode is restored after the raw run
+        assert recorded_stream(assert_clean(cap), "stdout") == p.stdout
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 def test_environment_names_are_recorded_values_only_when_harmless(tmp_path: Path) -> None:
     cap = tmp_path / "cap.jsonl"
     secret = "sk-ant-api03-" + "A" * 40
