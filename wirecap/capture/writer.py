@@ -56,10 +56,12 @@ class _Sink:
 
     def write(self, data: bytes) -> None:
         if self.compression is None:
-            view = memoryview(data)
-            while view:
-                n = os.write(self.fd, view)
-                view = view[n:]
+            n = os.write(self.fd, data)  # one write(2) per record; the loop is for a short write only
+            if n != len(data):
+                view = memoryview(data)[n:]
+                while view:
+                    n = os.write(self.fd, view)
+                    view = view[n:]
         else:
             self.pending.append(data)
 
@@ -197,28 +199,24 @@ class CaptureWriter:
     def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
               **fields: Any) -> int:
         """Append one record; returns its seq (0 when the writer is disabled)."""
-        record: dict[str, Any] = {"seq": 0, "t": 0.0, "type": rtype}
-        record.update(fields)
         with self._lock:
             if self.closed:
                 return 0
             if self.failed is not None:
                 self.errors += 1
                 return 0
-            now = self.now() if t is None else t
+            now = time.monotonic() - self._mono0 if t is None else t
             if now < self._last_t:
                 now = self._last_t
             self._last_t = now
-            self._seq += 1
-            record["seq"] = self._seq
-            record["t"] = round(now, 6)
-            line = self._serialize(record, _screened)
-            if self._emit(line):
+            seq = self._seq + 1
+            record: dict[str, Any] = {"seq": seq, "t": round(now, 6), "type": rtype, **fields}
+            if self._emit(self._serialize(record, _screened)):
+                self._seq = seq
                 self.records += 1
                 if rtype == "msg":
                     self.bytes += _nbytes if _nbytes is not None else _payload_len(record)
-                return self._seq
-            self._seq -= 1
+                return seq
             return 0
 
     def _serialize(self, record: dict[str, Any], screened: bool = False) -> bytes:
