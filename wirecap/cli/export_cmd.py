@@ -1,0 +1,46 @@
+"""`wirecap export CAP --har OUT`: a capture as HAR 1.2 for browser devtools and HTTP tools."""
+
+from __future__ import annotations
+
+import os
+
+import click
+import orjson
+
+from wirecap.capture.reader import CaptureReader
+from wirecap.errors import WirecapError
+from wirecap.export.har import capture_to_har
+
+
+@click.command()
+@click.argument("capture", metavar="CAP")
+@click.option("--har", "har_path", required=True, metavar="OUT",
+              help="Write HAR 1.2 to OUT (`-` for stdout).")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+def export(capture: str, har_path: str, force: bool) -> None:
+    """Export the capture CAP as HAR 1.2.
+
+    One entry per HTTP exchange (request and response bodies; an SSE stream's events joined back
+    into its bytes) and per WebSocket connection (with Chrome's `_webSocketMessages`). Process and
+    pipe channels have no HAR form and are skipped (counted on stderr). Redaction placeholders stay
+    as they are in the capture.
+    """
+    with CaptureReader(capture) as reader:
+        har, counts = capture_to_har(reader.header, reader)
+    data = orjson.dumps(har, option=orjson.OPT_INDENT_2) + b"\n"
+    if har_path == "-":
+        click.get_binary_stream("stdout").write(data)
+    else:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+        try:
+            fd = os.open(har_path, flags, 0o600)
+        except FileExistsError:
+            raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)") from None
+        except OSError as e:
+            raise WirecapError(f"{har_path}: cannot create: {e.strerror}") from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    for line in reader.report():
+        click.echo(f"wirecap: {line}", err=True)
+    click.echo(f"wirecap: exported {counts['http']} HTTP and {counts['ws']} WebSocket entries"
+               + (f"; skipped {counts['skipped']} process/pipe channels" if counts["skipped"] else ""), err=True)

@@ -1,0 +1,183 @@
+"""HAR 1.2 from capture records (sans-I/O), for browser devtools and other HTTP tools.
+
+One entry per `http` channel (request, response, body: SSE events concatenated back into the
+stream's bytes) and per `ws` channel (the 101 handshake with Chrome's `_webSocketMessages`).
+Process and pipe channels have no HAR form and are counted in `skipped`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from wirecap import __version__
+from wirecap.capture.payload import payload_bytes
+
+
+@dataclass
+class _Chan:
+    open: dict[str, Any]
+    t0: float
+    req_body: bytearray = field(default_factory=bytearray)
+    req_mime: str | None = None
+    response: dict[str, Any] | None = None
+    resp_t: float | None = None
+    resp_body: bytearray = field(default_factory=bytearray)
+    ws_messages: list[dict[str, Any]] = field(default_factory=list)
+    close: dict[str, Any] | None = None
+    last_t: float = 0.0
+
+
+def _headers(h: dict[str, Any] | None) -> list[dict[str, str]]:
+    out = []
+    for name, value in (h or {}).items():
+        for v in str(value).split("\n") if name == "set-cookie" else [str(value)]:
+            out.append({"name": name, "value": v})
+    return out
+
+
+def _iso(created: float, t: float) -> str:
+    return _dt.datetime.fromtimestamp(created + t, _dt.UTC).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")
+
+
+def _content(data: bytes, mime: str) -> dict[str, Any]:
+    try:
+        return {"size": len(data), "mimeType": mime, "text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"size": len(data), "mimeType": mime, "text": base64.b64encode(data).decode("ascii"),
+                "encoding": "base64"}
+
+
+def _event_bytes(rec: dict[str, Any]) -> bytes:
+    from wirecap.capture.sse import sse_event_bytes
+
+    return sse_event_bytes(rec)
+
+
+def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+    """(HAR document, counts {"http", "ws", "skipped"}) for one capture."""
+    try:
+        created = _dt.datetime.fromisoformat(str(header.get("created", "")).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        created = 0.0
+    chans: dict[str, _Chan] = {}
+    order: list[str] = []
+    skipped: set[str] = set()
+    for rec in records:
+        ch = rec.get("ch")
+        rtype = rec.get("type")
+        t = float(rec.get("t") or 0.0)
+        if not isinstance(ch, str):
+            continue
+        if rtype == "open":
+            if rec.get("kind") in ("http", "ws"):
+                chans[ch] = _Chan(open=rec, t0=t, last_t=t)
+                order.append(ch)
+            else:
+                skipped.add(ch)
+            continue
+        c = chans.get(ch)
+        if c is None:
+            continue
+        c.last_t = t
+        kind = c.open.get("kind")
+        if rtype == "msg" and "summary" not in (rec.get("flags") or ()):
+            data = _event_bytes(rec) if "sse" in rec else payload_bytes(rec)
+            if kind == "ws":
+                binary = bool(rec.get("binary"))
+                c.ws_messages.append({
+                    "type": "send" if rec.get("dir") == "c2s" else "receive",
+                    "time": round(created + t, 6),
+                    "opcode": 2 if binary else 1,
+                    "data": base64.b64encode(data).decode("ascii") if binary else data.decode("utf-8", "replace"),
+                })
+            elif rec.get("dir") == "c2s":
+                c.req_body += data
+            else:
+                c.resp_body += data
+        elif rtype == "response":
+            c.response = rec
+            c.resp_t = t
+        elif rtype == "close":
+            c.close = rec
+    entries = []
+    counts = {"http": 0, "ws": 0, "skipped": len(skipped)}
+    for ch in order:
+        c = chans[ch]
+        entries.append(_entry(c, created))
+        counts[c.open.get("kind", "http")] += 1
+    har = {"log": {"version": "1.2", "creator": {"name": "wirecap", "version": __version__},
+                   "pages": [], "entries": entries,
+                   "comment": f"exported from wirecap capture {header.get('id', '')}"}}
+    return har, counts
+
+
+def _entry(c: _Chan, created: float) -> dict[str, Any]:
+    o = c.open
+    url = str(o.get("url") or "")
+    req_headers = o.get("headers") or {}
+    ws = o.get("kind") == "ws"
+    request: dict[str, Any] = {
+        "method": "GET" if ws else str(o.get("method") or "GET"),
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
+        "headers": _headers(req_headers),
+        "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)],
+        "headersSize": -1,
+        "bodySize": len(c.req_body),
+    }
+    if c.req_body:
+        mime = str(req_headers.get("content-type") or "application/octet-stream")
+        body = bytes(c.req_body)
+        text = body.decode("utf-8", "replace")
+        request["postData"] = {"mimeType": mime, "text": text}
+    resp = c.response or {}
+    status = resp.get("status")
+    if ws:
+        status = o.get("status") or 101
+        resp_headers = o.get("response_headers") or {}
+    else:
+        if status is None and c.close is not None:
+            status = c.close.get("status")
+        resp_headers = resp.get("headers") or {}
+    mime = str(resp_headers.get("content-type") or ("" if ws else "application/octet-stream"))
+    response = {
+        "status": int(status) if isinstance(status, int) else 0,
+        "statusText": str(resp.get("reason") or ("Switching Protocols" if ws else "")),
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
+        "headers": _headers(resp_headers),
+        "content": _content(bytes(c.resp_body), mime),
+        "redirectURL": "",
+        "headersSize": -1,
+        "bodySize": len(c.resp_body),
+    }
+    end_t = c.last_t
+    close = c.close or {}
+    total = close.get("duration") if isinstance(close.get("duration"), (int, float)) else end_t - c.t0
+    wait = (c.resp_t - c.t0) if c.resp_t is not None else 0.0
+    if isinstance(close.get("ttfb"), (int, float)):
+        wait = float(close["ttfb"])
+    total_ms = max(float(total) * 1000.0, 0.0)
+    wait_ms = min(max(wait * 1000.0, 0.0), total_ms)
+    entry: dict[str, Any] = {
+        "startedDateTime": _iso(created, c.t0),
+        "time": round(total_ms, 3),
+        "request": request,
+        "response": response,
+        "cache": {},
+        "timings": {"send": 0, "wait": round(wait_ms, 3), "receive": round(total_ms - wait_ms, 3)},
+        "_wirecap_ch": o.get("ch"),
+    }
+    if o.get("server"):
+        entry["serverIPAddress"] = str(o["server"]).rsplit(":", 1)[0]
+    if ws:
+        entry["_resourceType"] = "websocket"
+        entry["_webSocketMessages"] = c.ws_messages
+    return entry
