@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", default=os.environ.get("WIRECAP_BENCH_DIR", str(DEFAULT_DIR)),
                     help="folder holding the bench_*.py modules (default: this package; env WIRECAP_BENCH_DIR)")
     ap.add_argument("--timeout", type=float, default=None,
-                    help="seconds per module before it is killed (default 200, 60 with --quick)")
+                    help="seconds per module before it is killed (default 200, 120 with --quick)")
     ap.add_argument("--budget", type=float, default=570,
                     help="overall seconds; modules not started by then are reported as skipped (default 570)")
     ap.add_argument("--strict", action="store_true", help="also exit 1 when a figure misses its target")
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: no bench_*.py module in {bench_dir}" + (f" matching {args.only}" if args.only else ""),
               file=sys.stderr)
         return 1
-    timeout = args.timeout or (60 if args.quick else 200)
+    timeout = args.timeout or (120 if args.quick else 200)
     started = time.time()
     t_start = time.perf_counter()
     rows: list[dict] = []
