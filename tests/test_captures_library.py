@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, run_wirecap
 
 CAPTURES = ROOT / "captures"
-FILES = sorted(CAPTURES.rglob("*.jsonl"))
+FILES = sorted(f for f in CAPTURES.rglob("*.jsonl") if not f.name.endswith(".notes.jsonl"))
 # The lab's fake keys: none of them may survive redaction.
 FAKE_SECRETS = [b"sk-ant-fake-0000000000000000", b"cb-fake-key-000", b"cb-fake-000", b"sk-fake-000000"]
 
