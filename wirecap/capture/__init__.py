@@ -3,6 +3,7 @@
 from wirecap.capture.payload import encode_payload, payload_bytes, payload_text
 from wirecap.capture.reader import CaptureReader, open_capture, read_records
 from wirecap.capture.redact import Redactor
+from wirecap.capture.schema import validate_capture_file
 from wirecap.capture.writer import CaptureWriter, default_origin, open_writer
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "payload_bytes",
     "payload_text",
     "read_records",
+    "validate_capture_file",
 ]
