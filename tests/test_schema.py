@@ -120,3 +120,11 @@ def test_header_and_record_validators_directly():
 def test_validator_refuses_keywords_it_does_not_implement():
     with pytest.raises(ValueError, match="unsupported keyword"):
         _Validator({}).errors(1, {"multipleOf": 2}, "$")
+
+
+SHIPPED = sorted((ROOT / "captures").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("capture", SHIPPED, ids=lambda p: str(p.relative_to(ROOT / "captures")))
+def test_shipped_captures_are_valid(capture):
+    assert validate_capture_file(capture) == []
