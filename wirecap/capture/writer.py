@@ -267,45 +267,63 @@ class CaptureWriter:
         `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
         """
         loads, dumps = orjson.loads, orjson.dumps
-        ch_b, dir_b = dumps(ch), dumps(dir)
-        t_key, t_b = None, b""
+        prefix = b',"type":"msg","ch":' + dumps(ch) + b',"dir":' + dumps(dir) + b',"json":'
+        run: list[tuple[bytes, str]] = []  # consecutive spliceable lines, written under one lock
         for payload, eol in lines:
-            if payload[:1] not in (b"{", b"["):
-                self._slow_line(ch, dir, payload, t, eol, screened)
+            canonical = False
+            if payload.startswith((b"{", b"[")):
+                try:
+                    canonical = dumps(loads(payload)) == payload
+                except (orjson.JSONDecodeError, TypeError):
+                    pass
+            if canonical:
+                run.append((payload, eol))
+                if len(run) >= 256:  # bound how long other threads wait for the lock
+                    self._write_run(ch, dir, run, t, prefix, screened)
+                    run = []
                 continue
-            try:
-                canonical = dumps(loads(payload)) == payload
-            except (orjson.JSONDecodeError, TypeError):
-                canonical = False
-            if not canonical:
-                self._slow_line(ch, dir, payload, t, eol, screened)
-                continue
-            tail = b"}\n" if eol == "\n" else b',"eol":' + dumps(eol) + b"}\n"
-            with self._lock:
-                if self.closed:
-                    return
+            if run:
+                self._write_run(ch, dir, run, t, prefix, screened)
+                run = []
+            self._slow_line(ch, dir, payload, t, eol, screened)
+        if run:
+            self._write_run(ch, dir, run, t, prefix, screened)
+
+    def _write_run(self, ch: str, dir: str, run: list[tuple[bytes, str]], t: float | None, prefix: bytes,
+                   screened: bool) -> None:
+        i = 0
+        while i < len(run):
+            i = self._splice(run, i, t, prefix, screened)
+            if i < len(run):  # run[i] may hold a secret: the full path, with redaction
+                self._slow_line(ch, dir, run[i][0], t, run[i][1], screened)
+                i += 1
+
+    def _splice(self, run: list[tuple[bytes, str]], i: int, t: float | None, prefix: bytes, screened: bool) -> int:
+        """Write spliced records for `run[i:]` under one lock; returns where it stopped."""
+        dumps = orjson.dumps
+        with self._lock:
+            if self.closed:
+                return len(run)
+            now = time.monotonic() - self._mono0 if t is None else t
+            if now < self._last_t:
+                now = self._last_t
+            self._last_t = now
+            head = b',"t":' + dumps(round(now, 6)) + prefix
+            for j in range(i, len(run)):
+                payload, eol = run[j]
                 if self.failed is not None:
-                    self.errors += 1
-                    continue
-                now = self.now() if t is None else t
-                if now < self._last_t:
-                    now = self._last_t
-                self._last_t = now
-                if now != t_key:
-                    t_key, t_b = now, dumps(round(now, 6))
+                    self.errors += len(run) - j
+                    return len(run)
                 seq = self._seq + 1
-                line = b'{"seq":%d,"t":%b,"type":"msg","ch":%b,"dir":%b,"json":%b%b' % (
-                    seq, t_b, ch_b, dir_b, payload, tail)
+                line = b'{"seq":%d%b%b%b' % (
+                    seq, head, payload, b"}\n" if eol == "\n" else b',"eol":' + dumps(eol) + b"}\n")
                 if not screened and needs_redaction(self.redactor, {}, line):
-                    line = b""
-                elif self._emit(line):
+                    return j
+                if self._emit(line):
                     self._seq = seq
                     self.records += 1
                     self.bytes += len(payload)
-                    continue
-                else:
-                    continue
-            self._slow_line(ch, dir, payload, t, eol, screened)  # may hold a secret: the full path
+        return len(run)
 
     def _slow_line(self, ch: str, dir: str, payload: bytes, t: float | None, eol: str, screened: bool) -> None:
         if eol == "\n":
