@@ -130,6 +130,30 @@ def test_a_20_mb_line_passes_through_and_is_one_record(tmp_path: Path) -> None:
     assert msg["text"] == "x" * n and "eol" not in msg
 
 
+def test_a_non_blocking_stdout_with_a_slow_reader_still_gets_every_byte(tmp_path: Path) -> None:
+    import fcntl
+
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+    cap = tmp_path / "cap.jsonl"
+    p = subprocess.Popen([PY, "-m", "wirecap", "tee", "-o", str(cap), "--", *emitter("big_line.py", "3000000")],
+                         stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    try:
+        time.sleep(0.5)  # let the pipe fill up: wirecap's writes now get EAGAIN
+        got = b""
+        while chunk := os.read(r, 65536):
+            got += chunk
+        assert p.wait(timeout=60) == 0
+    finally:
+        os.close(r)
+        if p.poll() is None:
+            p.kill()
+    assert got == b"x" * 3_000_000 + b"\n"
+    assert p.stderr.read() == b""
+    assert recorded_stream(assert_clean(cap), "stdout") == got
+
+
 def test_no_trailing_newline_is_recorded_with_empty_eol(tmp_path: Path) -> None:
     cap = tmp_path / "cap.jsonl"
     p = tee(cap, ["printf", "one\r\ntwo"])

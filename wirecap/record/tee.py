@@ -119,11 +119,17 @@ class _Out:
 
     def _write(self, data: bytes) -> None:
         if self.fd is not None:
-            n = os.write(self.fd, data)
+            try:
+                n = os.write(self.fd, data)
+            except BlockingIOError:  # someone made our stdout non-blocking: wait, never drop
+                n = 0
             if n < len(data):
                 view = memoryview(data)[n:]
                 while view:
-                    view = view[os.write(self.fd, view):]
+                    try:
+                        view = view[os.write(self.fd, view):]
+                    except BlockingIOError:
+                        select.select([], [self.fd], [], 1.0)
         else:
             assert self.file is not None
             self.file.write(data)
