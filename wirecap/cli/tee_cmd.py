@@ -28,7 +28,7 @@ def _check_dialect(name: str | None) -> None:
         raise WirecapError(f"--dialect {name}: unknown dialect (known: {', '.join(sorted(DIALECTS))})")
 
 
-@click.command(context_settings={"ignore_unknown_options": False})
+@click.command(context_settings={"allow_interspersed_args": False})
 @click.option("-o", "--output", required=True, metavar="CAP", help="Capture file to write (.jsonl, .jsonl.gz, .jsonl.zst).")
 @click.option("--dialect", metavar="NAME", help="Store NAME as a hint for the decoders (e.g. claude-code).")
 @click.option("--pty", "use_pty", is_flag=True, help="Run CMD on a pseudo-terminal (stdin and stdout); stderr stays a pipe.")
