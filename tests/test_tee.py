@@ -212,6 +212,35 @@ def test_signals_to_wirecap_are_forwarded_and_end_is_written(tmp_path: Path, sig
     assert by(recs, "close", "proc")["exit_code"] == 40 + sig
 
 
+def test_ctrl_c_on_the_terminal_reaches_the_child_once(tmp_path: Path) -> None:
+    """Ctrl-C on a terminal signals the whole foreground group: wirecap must not deliver it again."""
+    import fcntl
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+
+    def own_terminal() -> None:  # wirecap leads a new session whose controlling terminal is the pty
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    cap = tmp_path / "cap.jsonl"
+    p = subprocess.Popen([PY, "-m", "wirecap", "tee", "-o", str(cap), "--", *emitter("count_signals.py")],
+                         stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                         preexec_fn=own_terminal)
+    try:
+        assert read_line(p.stdout) == b"ready\n"
+        os.write(master, b"\x03")  # the terminal's interrupt character
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+        os.close(slave)
+    assert out == b"sigint=1\n", err
+    assert p.returncode == 0
+    assert recorded_stream(assert_clean(cap), "stdout") == b"ready\nsigint=1\n"
+
+
 # --- stdin -------------------------------------------------------------------------------------
 
 def test_stdin_stream_json_conversation_is_forwarded_and_recorded(tmp_path: Path) -> None:
