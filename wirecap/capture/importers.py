@@ -164,7 +164,7 @@ def detect_kind(src: Source) -> str:
         return "requests"
     objs: list[Any] = []
     for _lineno, line, _eol in _split_lines(src.data[: 1 << 20]):
-        if len(objs) >= 8:
+        if len(objs) >= 50:  # a session file can start with many `summary` lines
             break
         try:
             objs.append(orjson.loads(line))
