@@ -236,3 +236,31 @@ def test_threads_share_one_gap_free_monotonic_timeline(tmp_path):
             range(per_thread))
     assert r.problems == [] and r.interrupted is None
     assert validate_capture_file(path) == []
+
+
+def test_close_while_other_threads_write_leaves_end_last_and_exact(tmp_path):
+    path = tmp_path / "race.jsonl"
+    w = CaptureWriter(path)
+    w.open("stdout", "pipe", proc="proc", stream="stdout")
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            if w.msg("stdout", "s2c", "x") == 0:
+                return  # closed: later records are refused, never written after `end`
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for _ in range(200):
+        w.sync()  # flusher-style syncs racing with the writers
+    w.close()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    w.close()  # idempotent
+    with CaptureReader(path) as r:
+        recs = list(r)
+    assert recs[-1]["type"] == "end" and recs[-1]["records"] == recs[-1]["seq"] == len(recs)
+    assert recs[-1]["bytes"] == sum(1 for rec in recs if rec["type"] == "msg")
+    assert validate_capture_file(path) == []

@@ -115,7 +115,9 @@ class CaptureWriter:
         self.errors = 0
         self.failed: str | None = None
         self.closed = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # seq, clock and the file: one record at a time
+        self._sync_lock = threading.Lock()  # sync and close: never both at once
+        self._fd_closed = False
         self._seq = 0
         self._last_t = 0.0
         self._counters: dict[str, int] = {}
@@ -211,11 +213,15 @@ class CaptureWriter:
             self._last_t = now
             seq = self._seq + 1
             record: dict[str, Any] = {"seq": seq, "t": round(now, 6), "type": rtype, **fields}
+            if rtype == "end":  # counted under the lock: no record can slip in between
+                record.update(records=seq, bytes=self.bytes, errors=self.errors)
             if self._emit(self._serialize(record, _screened)):
                 self._seq = seq
                 self.records += 1
                 if rtype == "msg":
                     self.bytes += _nbytes if _nbytes is not None else _payload_len(record)
+                elif rtype == "end":
+                    self.closed = True  # nothing may follow the end record
                 return seq
             return 0
 
@@ -354,36 +360,47 @@ class CaptureWriter:
             self.sync()
 
     def sync(self) -> None:
-        with self._lock:
-            if self.failed is not None or self.closed:
-                return
+        """Flush compressed output and fdatasync. The fdatasync runs outside the record lock, so a
+        slow disk never holds up the threads that are recording traffic."""
+        with self._sync_lock:
+            with self._lock:
+                if self.failed is not None or self._fd_closed:
+                    return
+                try:
+                    self._sink.flush()
+                except OSError as e:
+                    self._fail(f"{self.path}: write failed: {e.strerror or e}")
+                    return
             try:
-                self._sink.sync()
+                os.fdatasync(self._sink.fd)
             except OSError as e:
-                self._fail(f"{self.path}: sync failed: {e.strerror or e}")
+                with self._lock:
+                    self._fail(f"{self.path}: sync failed: {e.strerror or e}")
 
     def close(self, **extra: Any) -> None:
-        """Write `end` (unless writing failed) and close the file. Idempotent."""
-        if self.closed:
-            return
-        self._stop.set()
-        if self.failed is None:
-            self.write(
-                "end",
-                records=self.records + 1,
-                bytes=self.bytes,
-                errors=self.errors,
-                **{"duration": round(max(self.now(), self._last_t), 6), **extra},
-            )
-        with self._lock:
-            self.closed = True
-            try:
-                if self.failed is None:
-                    self._sink.sync()
-            except OSError as e:
-                self._fail(f"{self.path}: final sync failed: {e.strerror or e}")
-            finally:
-                os.close(self._sink.fd)
+        """Write `end` (unless writing failed) and close the file. Idempotent, safe from any thread."""
+        with self._sync_lock:
+            if self._fd_closed:
+                return
+            self._stop.set()
+            if self.failed is None and not self.closed:
+                self.write(
+                    "end",
+                    records=0,  # the real counts are filled in under the record lock
+                    bytes=0,
+                    errors=0,
+                    **{"duration": round(max(self.now(), self._last_t), 6), **extra},
+                )
+            with self._lock:
+                self.closed = True
+                self._fd_closed = True
+                try:
+                    if self.failed is None:
+                        self._sink.sync()
+                except OSError as e:
+                    self._fail(f"{self.path}: final sync failed: {e.strerror or e}")
+                finally:
+                    os.close(self._sink.fd)
 
     def __enter__(self) -> CaptureWriter:
         return self
