@@ -252,7 +252,7 @@ def test_close_while_other_threads_write_leaves_end_last_and_exact(tmp_path):
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:
         t.start()
-    for _ in range(200):
+    for _ in range(20):
         w.sync()  # flusher-style syncs racing with the writers
     w.close()
     stop.set()
