@@ -142,3 +142,24 @@ def test_truncated_gzip_reads_as_interrupted(tmp_path):
     assert res.returncode == 0
     assert b"interrupted capture" in res.stderr
     assert b"Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(("suffix", "magic"), [(".jsonl.zst", b"\x28\xb5\x2f\xfd"), (".jsonl.gz", b"\x1f\x8b")])
+def test_compressed_junk_is_one_line_not_a_traceback(tmp_path, suffix, magic):
+    path = tmp_path / f"junk{suffix}"
+    path.write_bytes(magic + b"junkjunkjunkjunk\n" * 3)
+    for command in ("cat", "info"):
+        res = run_wirecap(command, str(path))
+        assert res.returncode == 2
+        err = res.stderr.decode()
+        assert err.startswith(f"wirecap: {path}: cannot read: ") and err.count("\n") == 1, err
+
+
+def test_zstd_cut_before_its_first_frame_ends(tmp_path):
+    path = tmp_path / "c.jsonl.zst"
+    _capture(path, n=50)  # one frame, written at close
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    res = run_wirecap("cat", str(path))
+    assert (res.returncode, res.stderr.decode()) == (
+        2, f"wirecap: {path}: compressed capture holds no complete header (truncated?)\n")

@@ -24,6 +24,17 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
+def stream_errors() -> tuple[type[BaseException], ...]:
+    """What a damaged gzip/zstd stream raises while being read (not all are OSError)."""
+    import zlib
+
+    errors: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+    zstd = sys.modules.get("zstandard")
+    if zstd is not None:
+        errors += (zstd.ZstdError,)
+    return errors
+
+
 def _open_binary(path: str) -> IO[bytes]:
     if path == "-":
         raw: IO[bytes] = sys.stdin.buffer
@@ -91,11 +102,17 @@ class CaptureReader:
         self.last_seq = 0
         self.records = 0
         self._f = _open_binary(self.path)
+        compressed = not (isinstance(self._f, io.BufferedReader) and isinstance(self._f.raw, io.FileIO))
         try:
             first = self._f.readline(MAX_HEADER)
-        except (OSError, EOFError) as e:
+        except Exception as e:  # noqa: BLE001 - only decompression errors are turned into a message
             self._f.close()
+            if not isinstance(e, stream_errors()):
+                raise
             raise CaptureFormatError(f"{self.path}: cannot read: {e}") from None
+        if compressed and not first:
+            self._f.close()
+            raise CaptureFormatError(f"{self.path}: compressed capture holds no complete header (truncated?)")
         self.header_line = first
         self.line = b""  # the raw bytes of the record last yielded (for byte-exact output)
         try:
@@ -201,7 +218,9 @@ class CaptureReader:
                 self.line = line
                 self.last_seq = seq
                 yield rec
-        except (OSError, EOFError) as e:  # a truncated gzip/zstd stream
+        except Exception as e:  # a truncated or damaged gzip/zstd stream
+            if not isinstance(e, stream_errors()):
+                raise
             self.interrupted = f"compressed stream ends early ({e})"
         finally:
             self.records += records

@@ -168,6 +168,21 @@ def _forms(schemas: list[Any]) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def _numbered(f: Any, name: str, problems: list[str]) -> Any:
+    """(line number, line) pairs; a damaged compressed stream ends them with a problem, not a traceback."""
+    from wirecap.capture.reader import stream_errors
+
+    lineno = 0
+    try:
+        for line in f:
+            lineno += 1
+            yield lineno, line
+    except Exception as e:  # noqa: BLE001 - only stream errors are findings
+        if not isinstance(e, stream_errors()):
+            raise
+        problems.append(f"{name}:{lineno + 1}: compressed stream ends early ({e})")
+
+
 @functools.cache
 def _validator() -> _Validator:
     return _Validator(load_schema())
@@ -206,7 +221,7 @@ def validate_capture_file(path: str | os.PathLike[str]) -> list[str]:
     end_line = 0
     lineno = 0
     with f:
-        for lineno, line in enumerate(f, 1):  # noqa: B007 - lineno used after the loop
+        for lineno, line in _numbered(f, name, problems):  # noqa: B007 - lineno used after the loop
             where = f"{name}:{lineno}"
             if not line.endswith(b"\n"):
                 problems.append(f"{where}: torn line (no newline at the end)")
