@@ -25,7 +25,7 @@ NPM="npm --no-audit --no-fund --loglevel=error"
 installed() {
   [ "$FORCE" = 0 ] || return 1
   f="$1/node_modules/$2/package.json"
-  [ -f "$f" ] && node -e 'process.exit(require(process.argv[1]).version === process.argv[2] ? 0 : 1)' "$f" "$3"
+  [ -f "$f" ] && node -e 'process.exit(require(require("path").resolve(process.argv[1])).version === process.argv[2] ? 0 : 1)' "$f" "$3" 2>/dev/null
 }
 
 mkdir -p "$LAB"
