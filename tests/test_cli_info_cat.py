@@ -204,3 +204,15 @@ def test_cat_and_info_on_an_imported_sample(tmp_path):
     res = run_wirecap("info", str(out))
     assert "ws://127.0.0.1:41255/ws" in res.stdout.decode()
     assert os.stat(out).st_mode & 0o777 == 0o600
+
+
+def test_cat_previews_streamed_text(tmp_path):
+    path = tmp_path / "sse.jsonl"
+    with CaptureWriter(path) as w:
+        w.open("http-1", "http", method="POST", url="http://127.0.0.1:1/v1/messages", headers={})
+        w.msg("http-1", "s2c", b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi\\nthere"}}',
+              sse={"event": "content_block_delta"})
+        w.msg("http-1", "s2c", b'{"choices":[{"delta":{"content":"' + b"x" * 60 + b'"}}]}')
+    lines = run_wirecap("cat", "--width", "0", str(path)).stdout.decode().splitlines()
+    assert 'sse:content_block_delta [text_delta] "Hi\\nthere" {' in lines[1]
+    assert '"' + "x" * 40 + '…" {"choices"' in lines[2]

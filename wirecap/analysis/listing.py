@@ -33,7 +33,8 @@ def one_line(text: str) -> str:
 
 
 def _kinds(value: Any) -> list[str]:
-    """Discriminator fields of a JSON message, outermost first: type, subtype, data.type, event.type."""
+    """Discriminator fields of a JSON message, outermost first: type, subtype, then the first of
+    data / event / item / message / part / delta / content_block `.type`."""
     out: list[str] = []
     if not isinstance(value, dict):
         return out
@@ -41,7 +42,7 @@ def _kinds(value: Any) -> list[str]:
         v = value.get(key)
         if isinstance(v, str):
             out.append(v)
-    for outer in ("data", "event", "item", "message", "part"):
+    for outer in ("data", "event", "item", "message", "part", "delta", "content_block"):
         inner = value.get(outer)
         if isinstance(inner, dict):
             v = inner.get("type")
@@ -51,6 +52,30 @@ def _kinds(value: Any) -> list[str]:
     if not out and isinstance(value.get("method"), str):  # JSON-RPC
         out.append(value["method"])
     return out
+
+
+# Where streamed text usually sits, so `cat` can show it before the (cut) JSON: Anthropic deltas,
+# OpenAI chat and Responses deltas, Codebuff chunks, opencode parts, Claude Code results.
+_TEXT_PATHS: tuple[tuple[str | int, ...], ...] = (
+    ("delta", "text"), ("delta", "partial_json"), ("delta", "thinking"), ("delta",),
+    ("choices", 0, "delta", "content"), ("data", "chunk"), ("chunk",), ("part", "text"), ("text",), ("result",),
+)
+
+
+def _preview(value: Any, width: int = 40) -> str | None:
+    for path in _TEXT_PATHS:
+        v = value
+        for step in path:
+            if isinstance(step, int):
+                v = v[step] if isinstance(v, list) and len(v) > step else None
+            else:
+                v = v.get(step) if isinstance(v, dict) else None
+            if v is None:
+                break
+        if isinstance(v, str) and v:
+            text = orjson.dumps(v if len(v) <= width else v[:width] + "…").decode("utf-8", "replace")
+            return one_line(text)
+    return None
 
 
 def msg_summary(rec: dict[str, Any]) -> str:
@@ -63,8 +88,13 @@ def msg_summary(rec: dict[str, Any]) -> str:
             return " ".join(parts + [": " + one_line(" ".join(comments)) if comments else "(no data)"])
     if "json" in rec:
         kinds = _kinds(rec["json"])
+        if kinds and isinstance(sse, dict) and sse.get("event") == kinds[0]:
+            kinds = kinds[1:]  # `sse:message_start [message]`, not the event name twice
         if kinds:
             parts.append("[" + "/".join(kinds) + "]")
+        preview = _preview(rec["json"])
+        if preview:
+            parts.append(preview)
         body = orjson.dumps(rec["json"]).decode("utf-8")
         parts.append(one_line(body))
     elif "text" in rec:
