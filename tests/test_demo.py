@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,18 +15,19 @@ from wirecap.capture.reader import CaptureReader
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that contain `text` (our demo's output folder)."""
+def processes_tagged(tag: str) -> list[str]:
+    """Live processes whose environment holds `tag` (every process the demo started inherits it)."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
+            if tag.encode() not in Path(f"/proc/{pid}/environ").read_bytes():
+                continue
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
         except OSError:
             continue
-        if text in cmd:
-            found.append(f"{pid}: {cmd}")
+        found.append(f"{pid}: {cmd}")
     return found
 
 
@@ -33,8 +35,16 @@ def processes_mentioning(text: str) -> list[str]:
 @pytest.mark.timeout(180)
 def test_demo_runs_every_step_and_leaves_nothing_behind(tmp_path):
     out = tmp_path / "demo-out"
+    tag = f"WIRECAP_DEMO_TEST_TAG={uuid.uuid4().hex}"
+    env = dict(os.environ, WIRECAP_DEMO_TEST_TAG=tag.split("=", 1)[1])
+    probe = subprocess.Popen(["sleep", "30"], env=env)  # the leak detector must see a tagged process
+    try:
+        assert any(line.startswith(f"{probe.pid}:") for line in processes_tagged(tag))
+    finally:
+        probe.kill()
+        probe.wait()
     p = subprocess.run([sys.executable, "-m", "wirecap.demo", "--out", str(out)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=170)
+                       text=True, timeout=170, env=env)
     story = p.stdout
     assert p.returncode == 0, story + p.stderr
     assert "FAILED" not in story
@@ -55,7 +65,7 @@ def test_demo_runs_every_step_and_leaves_nothing_behind(tmp_path):
         html = (out / name).read_text()
         assert "<html" in html.lower() and len(html) > 1000
 
-    assert processes_mentioning(str(out)) == []
+    assert processes_tagged(tag) == []  # replay serve, record, replay client, tee: all gone
 
 
 def test_demo_names_what_is_missing_instead_of_pretending(tmp_path):
