@@ -279,7 +279,10 @@ _FAST_HINTS = tuple(
 def _may_hold_secret(serialized: bytes) -> bool:
     """True whenever `_BYTES_HINT.search(serialized)` would match (and sometimes more), but fast."""
     low = serialized.lower()
-    return any(search(low) is not None for search in _FAST_HINTS)
+    for search in _FAST_HINTS:  # noqa: SIM110 - any(<genexpr>) doubled the cost of this screen
+        if search(low) is not None:
+            return True
+    return False
 
 
 def chunk_is_clean(redactor: Redactor, data: bytes) -> bool:
