@@ -201,6 +201,10 @@ class CaptureWriter:
     def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
               **fields: Any) -> int:
         """Append one record; returns its seq (0 when the writer is disabled)."""
+        return self._append(rtype, t, _nbytes, _screened, fields)
+
+    def _append(self, rtype: str, t: float | None, _nbytes: int | None, _screened: bool,
+                fields: dict[str, Any]) -> int:
         with self._lock:
             if self.closed:
                 return 0
@@ -258,9 +262,18 @@ class CaptureWriter:
     def open(self, ch: str, kind: str, t: float | None = None, **fields: Any) -> int:
         return self.write("open", t, ch=ch, kind=kind, **fields)
 
-    def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, **fields: Any) -> int:
+    def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, _screened: bool = False,
+            **fields: Any) -> int:
         """A message from wire bytes (or text): picks the json / text / b64 form."""
-        return self.write("msg", t, len(data) if isinstance(data, (bytes, bytearray)) else len(data.encode("utf-8", "surrogatepass")), ch=ch, dir=dir, **encode_payload(data), **fields)
+        if isinstance(data, (bytes, bytearray)):
+            nbytes = len(data)
+        else:
+            nbytes = len(data.encode("utf-8", "surrogatepass"))
+        body: dict[str, Any] = {"ch": ch, "dir": dir}
+        body.update(encode_payload(data))
+        if fields:
+            body.update(fields)
+        return self._append("msg", t, nbytes, _screened, body)
 
     def msg_lines(self, ch: str, dir: str, lines: list[tuple[bytes, str]], t: float | None = None, *,
                   screened: bool = False) -> None:
