@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Re-make the lab captures in this folder: real agent CLIs against the lab's fake backends.
 
-For each case: start the fake server (tests/fixtures/lab/fake), put wirecap's recording proxy in
-reverse mode in front of it, point the client's base URL at the proxy, and run the client under
-wirecap's tee, both writing to ONE capture on one clock (what `wirecap record --reverse URL -- CMD`
-does). Redaction is on (the default). Needs the lab (`make lab`); runs inside a private network
+For each case: start the fake server (tests/fixtures/lab/fake), then run the client through the real
+CLI, `wirecap record -o CAP --reverse http://FAKE --listen 127.0.0.1:P -- CLIENT ...`, with the
+client's base URL pointed at P: the proxy and the tee write ONE capture on one clock. Network-only
+cases run a standalone `wirecap record --reverse` beside the client and stop it with SIGINT.
+Redaction is on (the default). Needs the lab (`make lab`); runs inside a private network
 namespace (`unshare -n`, loopback only) when root, else on 127.0.0.1 directly.
 
     .venv/bin/python captures/make_captures.py            # every case
@@ -17,6 +18,8 @@ import argparse
 import contextlib
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -162,20 +165,30 @@ def type_slowly(fd: int, text: str, wait: float) -> None:
         os.close(fd)
 
 
-def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
-    from wirecap.capture.writer import CaptureWriter, default_origin
-    from wirecap.record.proxy import start_proxy
-    from wirecap.record.tee import TeeRunner
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
+
+def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited ({proc.returncode}) before listening")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port}")
+
+
+def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
+    """One case through the real CLI: `wirecap record --reverse FAKE --listen P [-- CLIENT]`."""
     fake, fake_port = start_fake(case, tmp)
-    shown = [a.replace("{LAB}", str(lab)).replace("{LABKIT}", str(LABKIT)) for a in case.argv]
-    writer = CaptureWriter(out, origin=default_origin("record", ["wirecap", "record", "--reverse",
-                                                                  f"http://127.0.0.1:{fake_port}", "--", *shown]),
-                           force=True)
-    proxy = None
+    pxy = f"127.0.0.1:{free_port()}"
+    procs: list[subprocess.Popen] = []
     try:
-        proxy = start_proxy(writer, mode=f"reverse:http://127.0.0.1:{fake_port}")
-        pxy = f"127.0.0.1:{proxy.port}"
         home = lab / "home" / case.home
         home.mkdir(parents=True, exist_ok=True)
         (lab / case.workdir).mkdir(parents=True, exist_ok=True)
@@ -189,9 +202,12 @@ def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
                     .replace("{PROXY}", pxy).replace("{LABKIT}", str(LABKIT)))
 
         argv = [sub(a) for a in case.argv]
+        # The client's whole environment (like the lab runners' `env -i`); wirecap passes it on to CMD.
         env = {"HOME": str(home), "TMPDIR": str(ctmp), "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "dumb",
                **{k: sub(v) for k, v in case.env.items()}}
         cwd = str(lab / case.workdir)
+        record = [sys.executable, "-m", "wirecap", "record", "-o", str(out), "--force", "-q",
+                  "--reverse", f"http://127.0.0.1:{fake_port}", "--listen", pxy]
         stdin_r = os.open(os.devnull, os.O_RDONLY)
         typer = None
         if case.typed:
@@ -199,34 +215,40 @@ def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
             typer = threading.Thread(target=type_slowly, args=(stdin_w, case.typed, case.wait), daemon=True)
         client_log = open(tmp / f"{case.name}.client.out", "wb")  # noqa: SIM115
         t0 = time.monotonic()
-        if case.tee:
-            runner = TeeRunner(writer, argv, pty=case.pty, dialect=case.dialect, env=env, cwd=cwd,
-                               stdout=client_log, stderr=client_log, stdin=stdin_r)
-            runner.start()
+        if case.tee:  # proxy + tee in one capture: the client runs under `wirecap record -- CMD`
+            extra = (["--dialect", case.dialect] if case.dialect else []) + (["--pty"] if case.pty else [])
+            p = subprocess.Popen([*record, *extra, "--", *argv], env=env, cwd=cwd, stdin=stdin_r,
+                                 stdout=client_log, stderr=client_log, start_new_session=True)
+            procs.append(p)
             if typer:
                 typer.start()
-            rc = runner.wait()
-        else:
+            rc = p.wait(case.timeout)
+        else:  # network only: a standalone recorder, the client beside it
+            rec = subprocess.Popen(record, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=client_log,
+                                   stderr=client_log, start_new_session=True)
+            procs.append(rec)
+            wait_port(int(pxy.rsplit(":", 1)[1]), rec, "wirecap record")
             if case.pty:
                 argv = ["script", "-qefc", " ".join(f"'{a}'" for a in argv), "/dev/null"]
             p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin_r, stdout=client_log,
                                  stderr=subprocess.STDOUT, start_new_session=True)
+            procs.append(p)
             if typer:
                 typer.start()
-            try:
-                rc = p.wait(case.timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, 9)
-                rc = p.wait()
+            rc = p.wait(case.timeout)
+            time.sleep(0.3)  # the last close frames
+            rec.send_signal(signal.SIGINT)  # Ctrl-C: the recorder writes `end` and exits
+            rec.wait(20)
         with contextlib.suppress(OSError):
             os.close(stdin_r)
         client_log.close()
         print(f"{case.name}: client exit {rc} in {time.monotonic() - t0:.1f} s", file=sys.stderr)
-        time.sleep(0.3)  # let the proxy write the last close records
     finally:
-        if proxy is not None:
-            proxy.stop()
-        writer.close()
+        for p in procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait(5)
         fake.terminate()
         fake.wait(5)
     size = out.stat().st_size
