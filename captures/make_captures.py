@@ -50,6 +50,7 @@ class Case:
     wait: float = 0.0
     tee: bool = True  # False: only the network side is recorded (the client's output goes to the log)
     timeout: float = 120
+    https: bool = False  # the fake speaks TLS (self-signed); wirecap runs as a regular proxy with its CA
 
 
 def claude(name: str, mode: str, args: list[str], *, dialect="claude-code", extra_env=None, fake_args=()) -> Case:
@@ -98,6 +99,12 @@ CASES = [
          ["node", "{LABKIT}/cb_sdk_run.mjs", "say hello", "fake-helper"],
          {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "http://{PROXY}"},
          workdir="work_cb", home="cbsdk", dialect="codebuff-events"),
+    # The same client over HTTPS through wirecap as a regular proxy: TLS decrypted with wirecap's CA.
+    Case("codebuff-sdk-0.10.7-https-ca", "fake_openai.py", ["--mode", "text"],
+         ["node", "-r", "{TMP}/fetch-proxy.cjs", "{LABKIT}/cb_sdk_run.mjs", "say hello", "fake-helper"],
+         {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "https://{FAKE}",
+          "UNDICI_PATH": "{LAB}/node_modules/undici"},
+         workdir="work_cb", home="cbsdk", dialect="codebuff-events", https=True),
 ]
 
 
@@ -137,10 +144,39 @@ stream_max_retries = 0
 """)
 
 
+# Serve a fake over TLS with a throwaway self-signed certificate (the upstream of an HTTPS capture).
+TLS_WRAPPER = """
+import ssl, sys, runpy, http.server
+cert, key, script = sys.argv[1:4]
+class TLSServer(http.server.ThreadingHTTPServer):
+    def server_bind(self):
+        super().server_bind()
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        self.socket = ctx.wrap_socket(self.socket, server_side=True)
+http.server.ThreadingHTTPServer = TLSServer
+sys.argv = [script] + sys.argv[4:]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""
+# Node 20's fetch ignores HTTP(S)_PROXY: this preload sends it through the proxy wirecap names.
+FETCH_PROXY = """const { setGlobalDispatcher, ProxyAgent } = require(process.env.UNDICI_PATH || 'undici');
+if (process.env.HTTPS_PROXY) setGlobalDispatcher(new ProxyAgent(process.env.HTTPS_PROXY));
+"""
+
+
 def start_fake(case: Case, tmp: Path) -> tuple[subprocess.Popen, int]:
     portfile = tmp / f"{case.name}.port"
     log = tmp / f"{case.name}.fake.log"
-    p = subprocess.Popen([sys.executable, str(FAKES / case.fake), *case.fake_args, "--log", str(log),
+    prefix = [sys.executable]
+    if case.https:
+        cert, key = tmp / "fake-cert.pem", tmp / "fake-key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                        str(cert), "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        (tmp / "fetch-proxy.cjs").write_text(FETCH_PROXY)
+        prefix = [sys.executable, "-c", TLS_WRAPPER, str(cert), str(key)]
+    p = subprocess.Popen([*prefix, str(FAKES / case.fake), *case.fake_args, "--log", str(log),
                           "--portfile", str(portfile)], stderr=open(tmp / f"{case.name}.fake.stderr", "wb"),  # noqa: SIM115
                          start_new_session=True)
     for _ in range(100):
@@ -199,15 +235,19 @@ def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
 
         def sub(s: str) -> str:
             return (s.replace("{OPENCODE_CONFIG}", opencode_config(pxy)).replace("{LAB}", str(lab))
-                    .replace("{PROXY}", pxy).replace("{LABKIT}", str(LABKIT)))
+                    .replace("{PROXY}", pxy).replace("{LABKIT}", str(LABKIT)).replace("{TMP}", str(tmp))
+                    .replace("{FAKE}", f"127.0.0.1:{fake_port}"))
 
         argv = [sub(a) for a in case.argv]
         # The client's whole environment (like the lab runners' `env -i`); wirecap passes it on to CMD.
         env = {"HOME": str(home), "TMPDIR": str(ctmp), "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "dumb",
                **{k: sub(v) for k, v in case.env.items()}}
         cwd = str(lab / case.workdir)
-        record = [sys.executable, "-m", "wirecap", "record", "-o", str(out), "--force", "-q",
-                  "--reverse", f"http://127.0.0.1:{fake_port}", "--listen", pxy]
+        record = [sys.executable, "-m", "wirecap", "record", "-o", str(out), "--force", "-q", "--listen", pxy]
+        if case.https:  # regular proxy: CONNECT, decrypted with wirecap's CA; the fake's cert is self-signed
+            record.append("--ssl-insecure")
+        else:
+            record += ["--reverse", f"http://127.0.0.1:{fake_port}"]
         stdin_r = os.open(os.devnull, os.O_RDONLY)
         typer = None
         if case.typed:
