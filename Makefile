@@ -20,13 +20,13 @@ test: $(STAMP) lint
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check wirecap tests bench
+	$(VENV)/bin/ruff check wirecap tests bench captures tools
 
 bench: $(STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 # The real agent CLIs (pinned, from npm, ~1.6 GB) for real-client tests and new captures; never needed by
-# demo/test (those tests skip without it), never run in CI. Installs into .lab/ (or $$LAB).
+# demo/test (those tests skip without it), never run in CI. Installs into .lab/ (or $LAB).
 lab:
 	tools/install-lab.sh
 
