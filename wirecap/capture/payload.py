@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 PAYLOAD_KEYS = ("json", "text", "b64")
+_JSON_FIRST = frozenset(b'{["0123456789-tfn \t\r\n')  # first bytes worth a JSON parse
 
 
 def encode_payload(data: bytes | str) -> dict[str, Any]:
@@ -40,6 +41,43 @@ def encode_payload(data: bytes | str) -> dict[str, Any]:
             return {"json": value}
         return {"json": value, "raw": data}
     return {"text": data}
+
+
+def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
+    """`encode_payload(data)` as the bytes it takes inside a record (`,"json":...`), and the size of `data`.
+
+    For the writer's hot path: canonical JSON is spliced in as the original bytes (parsed once to
+    prove it is canonical, never serialized again). Gives exactly the bytes `orjson.dumps` would give
+    for those fields; None for a binary payload (b64), which goes the dict way.
+    """
+    if isinstance(data, str):
+        try:
+            raw = data.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        text: str | None = data
+    else:
+        raw = data if data.__class__ is bytes else bytes(data)
+        text = None
+    if raw and raw[0] in _JSON_FIRST:
+        try:
+            value = orjson.loads(raw)
+            canonical = orjson.dumps(value)
+        except (orjson.JSONDecodeError, TypeError):
+            pass  # not JSON (or not re-encodable): text
+        else:
+            if canonical == raw:
+                return b',"json":' + raw, len(raw)
+            try:
+                return b',"json":' + canonical + b',"raw":' + orjson.dumps(text or raw.decode("utf-8")), len(raw)
+            except UnicodeDecodeError:
+                return None
+    if text is None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return b',"text":' + orjson.dumps(text), len(raw)
 
 
 def payload_bytes(record: dict[str, Any]) -> bytes:

@@ -226,13 +226,6 @@ class Redactor:
         return self.text(_KEY_VALUE_RE.sub(sub, raw))
 
 
-# A cheap screen over a serialized record: if neither a secret shape nor a secret-looking key occurs in
-# its bytes, the record needs no redaction walk at all (the common case on the hot path).
-_BYTES_HINT = re.compile(
-    rb"sk-|cb-|gh[pousr]_|github_pat_|AKIA|AIza|xox[abprs]-|phc_|eyJ|Bearer "
-    rb'|"[A-Za-z0-9_\-]*(?i:token|key|secret|passw|cookie|authorization)[A-Za-z0-9_\-]*"\s*:'
-)
-
 _HEADER_FIELDS = ("headers", "response_headers")
 _PAYLOAD_FIELDS = ("json", "text", "b64", "raw")
 
@@ -247,42 +240,57 @@ def needs_redaction(redactor: Redactor, record: dict[str, Any], serialized: byte
         return True
     if "b64" in record:  # binary: its secrets are invisible in the base64 text
         return True
-    return _may_hold_secret(serialized)
+    return may_hold_secret(serialized)
 
 
-# `_BYTES_HINT` costs tens of microseconds per record (its leading `"[A-Za-z0-9_\-]*` backtracks along
-# every long word; and any pattern that starts with an alternation makes `re` try every position),
-# which capped `wirecap tee` at a few thousand lines per second. `re` scans fast only for a pattern
-# that starts with one literal, so the same screen is split into such patterns, each one pass over
-# the record. Together they match whatever `_BYTES_HINT` matches (a superset: shapes case-insensitive,
-# key prefix and suffix not required), so no secret is let through.
-_FAST_HINTS = tuple(
+# The screen runs once per record on the hot path, where `re`'s fixed cost per search (not the bytes
+# scanned) dominates, and `re` is fast only for a pattern that starts with one literal (a leading
+# alternation makes it try every position). So: five literal-led searches for the token shapes over
+# the bytes as they are (the shapes are case-sensitive, as `SECRET_PATTERNS`), and ONE search for
+# secret keys over the lower-cased bytes read backwards, where every key starts with its `:"` and
+# the secret words must follow at once: a handful of candidates per record, each settled in a step.
+_SHAPE_SEARCHES = tuple(
     re.compile(rx).search
     for rx in (
         rb"-(?:(?<=sk-)|(?<=cb-)|(?<=xox[abprs]-))",
-        rb"_(?:(?<=gh[pousr]_)|(?<=phc_))",
-        rb"github_pat_",
-        rb"k(?<=ak)ia",
-        rb"z(?<=aiz)a",
-        rb"eyj",
-        rb"bearer ",
-        rb'token[a-z0-9_\-]*"\s*:',
-        rb'key[a-z0-9_\-]*"\s*:',
-        rb'secret[a-z0-9_\-]*"\s*:',
-        rb'passw[a-z0-9_\-]*"\s*:',
-        rb'cookie[a-z0-9_\-]*"\s*:',
-        rb'authorization[a-z0-9_\-]*"\s*:',
+        rb"_(?:(?<=gh[pousr]_)|(?<=phc_)|(?<=github_))",  # github_pat_
+        rb"A(?:KIA|Iza)",
+        rb"J(?<=eyJ)",
+        rb"Bearer ",
     )
 )
 
 
-def _may_hold_secret(serialized: bytes) -> bool:
-    """True whenever `_BYTES_HINT.search(serialized)` would match (and sometimes more), but fast."""
-    low = serialized.lower()
-    for search in _FAST_HINTS:  # noqa: SIM110 - any(<genexpr>) doubled the cost of this screen
-        if search(low) is not None:
+def _key_words() -> list[str]:
+    """The words a secret key (normalized) ends with: every secret key and suffix, minus the redundant."""
+    words = {_norm_key(w) for w in (*SECRET_KEYS, *SECRET_KEY_SUFFIXES)}
+    return sorted(w for w in words if not any(o != w and w.endswith(o) for o in words))
+
+
+def _reversed_word(word: str) -> bytes:
+    """`word` backwards, "-"/"_" allowed between its letters (normalization drops them), and the Kelvin
+    sign (U+212A, the one non-ASCII character whose lower case is an ASCII letter) wherever "k" is."""
+    letters = [rb"(?:k|\xaa\x84\xe2)" if c == "k" else re.escape(c.encode()) for c in reversed(word)]
+    return rb"[-_]*".join(letters)
+
+
+# A JSON key is secret when its normalized form (lower case, "-" and "_" dropped) ends with one of
+# `_key_words()` (true of every entry of SECRET_KEYS and SECRET_KEY_SUFFIXES), so, read backwards:
+# `:`, JSON whitespace, the closing quote, separators, then such a word.
+_KEY_SEARCH = re.compile(rb':\s*"[-_]*(?:' + b"|".join(_reversed_word(w) for w in _key_words()) + rb")").search
+
+
+def may_hold_secret(serialized: bytes) -> bool:
+    """True when redacting the record (or raw JSON) `serialized` under the default policy could change it.
+
+    A superset test: a token shape anywhere (as `SECRET_PATTERNS` would find it), or a key that
+    `Redactor.is_secret_key` would call secret. Escapes are not decoded: callers that screen raw
+    input refuse `\\u` (see `chunk_is_clean`); orjson escapes only control characters, `"` and `\\`.
+    """
+    for search in _SHAPE_SEARCHES:  # noqa: SIM110 - any(<genexpr>) costs as much as the searches
+        if search(serialized) is not None:
             return True
-    return False
+    return _KEY_SEARCH(serialized.lower()[::-1]) is not None
 
 
 def chunk_is_clean(redactor: Redactor, data: bytes) -> bool:
@@ -296,7 +304,7 @@ def chunk_is_clean(redactor: Redactor, data: bytes) -> bool:
         return True
     if redactor.extra_patterns or redactor.extra_keys or b"\\u" in data:
         return False
-    return not _may_hold_secret(data)
+    return not may_hold_secret(data)
 
 
 def redact_record(redactor: Redactor, record: dict[str, Any]) -> dict[str, Any]:

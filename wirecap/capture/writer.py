@@ -20,12 +20,15 @@ from typing import Any
 import orjson
 
 from wirecap import __version__
-from wirecap.capture.payload import encode_payload
-from wirecap.capture.redact import Redactor, needs_redaction, redact_record
+from wirecap.capture.payload import encode_payload, serialized_payload
+from wirecap.capture.redact import Redactor, may_hold_secret, needs_redaction, redact_record
 from wirecap.errors import WirecapError
 
 FORMAT_VERSION = 1
 SYNC_INTERVAL = 1.0
+# Keys a msg record sets itself (or that always need redaction): extra fields named so take the dict path.
+_MSG_OWN_KEYS = frozenset({"seq", "t", "type", "ch", "dir", "json", "text", "b64", "raw", "headers",
+                           "response_headers"})
 
 
 def default_origin(source: str, argv: list[str] | None = None) -> dict[str, Any]:
@@ -121,6 +124,7 @@ class CaptureWriter:
         self._seq = 0
         self._last_t = 0.0
         self._counters: dict[str, int] = {}
+        self._heads: dict[tuple[str, str], bytes] = {}  # msg record heads by (channel, direction)
         self._mono0 = time.monotonic()
         compression = _compression_for(self.path)
         if append and os.path.exists(self.path):
@@ -264,7 +268,75 @@ class CaptureWriter:
 
     def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, _screened: bool = False,
             **fields: Any) -> int:
-        """A message from wire bytes (or text): picks the json / text / b64 form."""
+        """A message from wire bytes (or text): picks the json / text / b64 form.
+
+        The hot path of every recorder. The record is built as bytes: its head is cached per
+        channel and direction, the payload is spliced (canonical JSON as its original bytes, never
+        parsed into a dict to be serialized again), and one secret screen runs over the finished
+        bytes outside the lock. A record that may hold a secret, a binary payload, or fields that
+        do not serialize plainly take the dict path below, which redacts; both give the same bytes.
+        """
+        part = serialized_payload(data)
+        if part is not None:
+            head = self._heads.get((ch, dir))
+            if head is None:
+                head = self._msg_head(ch, dir)
+            extra = b"}\n"
+            if fields:
+                extra = self._fields_part(fields)
+            if head and extra is not None:
+                tail = head + part[0] + extra
+                red = self.redactor
+                if _screened or not red.enabled or (
+                        not red.extra_keys and not red.extra_patterns and not may_hold_secret(tail)):
+                    return self._append_tail(tail, t, part[1])
+        return self._msg_dict(ch, dir, data, t, _screened, fields)
+
+    def _msg_head(self, ch: str, dir: str) -> bytes:
+        """`,"type":"msg","ch":...,"dir":...` for a (channel, direction), b"" when not plain."""
+        try:
+            head = b',"type":"msg","ch":' + orjson.dumps(ch) + b',"dir":' + orjson.dumps(dir)
+        except TypeError:
+            return b""
+        if not isinstance(ch, str) or not isinstance(dir, str) or may_hold_secret(head):
+            return b""
+        if len(self._heads) >= 4096:  # channels come and go: bound the cache
+            self._heads.clear()
+        self._heads[(ch, dir)] = head
+        return head
+
+    @staticmethod
+    def _fields_part(fields: dict[str, Any]) -> bytes | None:
+        """The extra fields of a msg record as bytes (`,"k":v...}\n`), None when they need the dict path."""
+        if not _MSG_OWN_KEYS.isdisjoint(fields):
+            return None
+        try:
+            return b"," + orjson.dumps(fields)[1:] + b"\n"
+        except TypeError:
+            return None
+
+    def _append_tail(self, tail: bytes, t: float | None, nbytes: int) -> int:
+        """Append a record given as the bytes after its `seq` and `t` (from `,"type"` to the newline)."""
+        with self._lock:
+            if self.closed:
+                return 0
+            if self.failed is not None:
+                self.errors += 1
+                return 0
+            now = time.monotonic() - self._mono0 if t is None else t
+            if now < self._last_t:
+                now = self._last_t
+            self._last_t = now
+            seq = self._seq + 1
+            if self._emit(b'{"seq":%d,"t":%b%b' % (seq, orjson.dumps(round(now, 6)), tail)):
+                self._seq = seq
+                self.records += 1
+                self.bytes += nbytes
+                return seq
+            return 0
+
+    def _msg_dict(self, ch: str, dir: str, data: bytes | str, t: float | None, _screened: bool,
+                  fields: dict[str, Any]) -> int:
         if isinstance(data, (bytes, bytearray)):
             nbytes = len(data)
         else:
