@@ -63,3 +63,19 @@ def test_a_line_spanning_many_chunks_is_joined_once() -> None:
     (line, eol), = sp.feed(b"y\nz")
     assert line == b"x" * 100_000 + b"y" and eol == "\n"
     assert sp.pending == 1
+
+
+@settings(max_examples=300)
+@given(pieces, st.lists(st.integers(min_value=0, max_value=1200), max_size=8), st.integers(min_value=1, max_value=64))
+def test_feed_lf_gives_the_lines_feed_gives(data: bytes, cuts: list[int], max_line: int) -> None:
+    """The fast path (payloads of LF-terminated lines, or None to say "use feed") changes nothing."""
+    cuts = sorted({min(c, len(data)) for c in cuts})
+    fast = LineSplitter(max_line=max_line)
+    out: list[tuple[bytes, str]] = []
+    pos = 0
+    for c in [*cuts, len(data)]:
+        chunk, pos = data[pos:c], c
+        payloads = fast.feed_lf(chunk)
+        out += fast.feed(chunk) if payloads is None else [(p, "\n") for p in payloads]
+    out += fast.close()
+    assert out == split_all(data, cuts, max_line=max_line)

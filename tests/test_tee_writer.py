@@ -51,6 +51,40 @@ def test_msg_lines_equals_msg_per_line(tmp_path: Path, lines: list[tuple[bytes, 
     assert (ea["records"], ea["bytes"], ea["errors"]) == (eb["records"], eb["bytes"], eb["errors"])
 
 
+lf_payloads = st.lists(line_payloads.filter(lambda b: b"\r" not in b), max_size=300)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(payloads=lf_payloads, redact=st.booleans())
+def test_msg_payloads_equals_msg_per_line(tmp_path: Path, payloads: list[bytes], redact: bool) -> None:
+    """The batch path (lines proved canonical 128 at a time, then spliced) writes the very same bytes."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    with CaptureWriter(a, redactor=Redactor(enabled=redact), force=True) as wa:
+        for payload in payloads:
+            wa.msg("stdout", "s2c", payload, 0.25)
+    with CaptureWriter(b, redactor=Redactor(enabled=redact), force=True) as wb:
+        raw = b"".join(p + b"\n" for p in payloads)
+        wb.msg_payloads("stdout", "s2c", payloads, 0.25, screened=chunk_is_clean(wb.redactor, raw))
+    assert body(a)[:-1] == body(b)[:-1]
+    assert orjson.loads(body(a)[-1])["bytes"] == orjson.loads(body(b)[-1])["bytes"]
+
+
+def test_msg_payloads_batches_of_canonical_lines(tmp_path: Path) -> None:
+    """300 canonical lines (three batches, spliced) and the same with one secret and one text line among them."""
+    lines = [orjson.dumps({"type": "stream_event", "n": i, "text": "x" * (i % 7)}) for i in range(300)]
+    for payloads in (lines, [*lines[:150], b'{"apiKey":"abc"}', b"plain text", *lines[150:]]):
+        a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+        with CaptureWriter(a, force=True) as wa:
+            for payload in payloads:
+                wa.msg("stdout", "s2c", payload, 0.5)
+        with CaptureWriter(b, force=True) as wb:
+            raw = b"".join(p + b"\n" for p in payloads)
+            wb.msg_payloads("stdout", "s2c", payloads, 0.5, screened=chunk_is_clean(wb.redactor, raw))
+        assert body(a)[:-1] == body(b)[:-1]
+        assert len(body(b)) == len(payloads) + 1
+        assert b"abc" not in b.read_bytes()
+
+
 def test_a_secret_in_a_chunk_is_never_screened_clean() -> None:
     red = Redactor()
     assert not chunk_is_clean(red, b'{"type":"x"}\n{"key":"sk-ant-api03-AAAAAAAAAAAAAAAA"}\n')

@@ -302,7 +302,7 @@ def chunk_is_clean(redactor: Redactor, data: bytes) -> bool:
     """
     if not redactor.enabled:
         return True
-    if redactor.extra_patterns or redactor.extra_keys or b"\\u" in data:
+    if redactor.extra_patterns or redactor.extra_keys or (b"\\" in data and b"\\u" in data):
         return False
     return not may_hold_secret(data)
 

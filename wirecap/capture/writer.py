@@ -26,6 +26,9 @@ from wirecap.errors import WirecapError
 
 FORMAT_VERSION = 1
 SYNC_INTERVAL = 1.0
+# Lines proved canonical together (`msg_payloads`): small enough that their parsed values never make
+# the garbage collector run (its threshold is 700 live new containers), large enough to amortize.
+_BATCH = 128
 # Keys a msg record sets itself (or that always need redaction): extra fields named so take the dict path.
 _MSG_OWN_KEYS = frozenset({"seq", "t", "type", "ch", "dir", "json", "text", "b64", "raw", "headers",
                            "response_headers"})
@@ -379,6 +382,72 @@ class CaptureWriter:
             self._slow_line(ch, dir, payload, t, eol, screened)
         if run:
             self._write_run(ch, dir, run, t, prefix, screened)
+
+    def msg_payloads(self, ch: str, dir: str, payloads: list[bytes], t: float | None = None, *,
+                     screened: bool = False) -> None:
+        """Lines of one pipe chunk that all ended in `\\n` (payloads only), all arrived at `t`.
+
+        The hot path of `wirecap tee`: the records `msg(ch, dir, payload, t)` would write, one `write`
+        each. Lines are proved canonical JSON a batch at a time: each is parsed on its own (so each
+        is one complete value), then the parsed batch is serialized as one array and compared with the
+        lines joined into one; the two are equal only when every line is exactly its canonical form,
+        and such a batch is spliced into records as bytes. Any other batch goes line by line through
+        `msg`. `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
+        """
+        head = self._heads.get((ch, dir)) or self._msg_head(ch, dir)
+        if not head or (not screened and self.redactor.enabled):
+            for payload in payloads:  # each record screened on its own
+                self.msg(ch, dir, payload, t)
+            return
+        loads, dumps = orjson.loads, orjson.dumps
+        prefix = head + b',"json":'
+        for i in range(0, len(payloads), _BATCH):
+            batch = payloads[i:i + _BATCH]
+            try:
+                canonical = dumps(list(map(loads, batch))) == b"[" + b",".join(batch) + b"]"
+            except (orjson.JSONDecodeError, TypeError):
+                canonical = False
+            if canonical:
+                self._splice_batch(batch, t, prefix)
+            else:
+                for payload in batch:
+                    self.msg(ch, dir, payload, t, _screened=True)
+
+    def _splice_batch(self, batch: list[bytes], t: float | None, prefix: bytes) -> None:
+        """Write one record per canonical JSON payload of `batch`, under one lock, one `write` each."""
+        with self._lock:
+            if self.closed:
+                return
+            if self.failed is not None:
+                self.errors += len(batch)
+                return
+            now = time.monotonic() - self._mono0 if t is None else t
+            if now < self._last_t:
+                now = self._last_t
+            self._last_t = now
+            head = b',"t":' + orjson.dumps(round(now, 6)) + prefix
+            sink, write = self._sink, os.write
+            fd = sink.fd if sink.compression is None else -1
+            seq = self._seq
+            nbytes = 0
+            try:
+                for payload in batch:
+                    line = b'{"seq":%d%b%b}\n' % (seq + 1, head, payload)
+                    if fd < 0:
+                        sink.write(line)
+                    else:
+                        n = write(fd, line)
+                        if n != len(line):  # a short write: the rest, as `_Sink.write` does
+                            sink.write(line[n:])
+                    seq += 1
+                    nbytes += len(payload)
+            except OSError as e:
+                self._fail(f"{self.path}: write failed: {e.strerror or e}")
+                self.errors += len(batch) - (seq - self._seq) - 1  # the records after the failed one
+            finally:
+                self.records += seq - self._seq
+                self.bytes += nbytes
+                self._seq = seq
 
     def _write_run(self, ch: str, dir: str, run: list[tuple[bytes, str]], t: float | None, prefix: bytes,
                    screened: bool) -> None:

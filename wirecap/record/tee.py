@@ -250,6 +250,14 @@ class _TeeBase:
             # an earlier chunk may hide a secret across the boundary, so it is screened on its own.
             clean = chunk_is_clean(redactor, data)
             joined = stream.splitter.pending > 0
+            payloads = stream.splitter.feed_lf(data)
+            if payloads is not None:  # the usual chunk: whole lines ending in "\n", no CR
+                stream.lines += len(payloads)
+                if joined:
+                    w.msg_payloads(stream.ch, stream.dir, payloads[:1], t)
+                    payloads = payloads[1:]
+                w.msg_payloads(stream.ch, stream.dir, payloads, t, screened=clean)
+                continue
             lines = stream.splitter.feed(data)
             if not lines:
                 continue
