@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import socket
+import stat
 import sys
 import threading
 import time
@@ -145,8 +146,8 @@ class CaptureWriter:
                 ) from None
             except OSError as e:
                 raise WirecapError(f"{self.path}: cannot create capture: {e.strerror}") from None
-            if force:
-                os.fchmod(fd, 0o600)
+            if force and stat.S_ISREG(os.fstat(fd).st_mode):  # never chmod a device (/dev/full) or a fifo
+                os.fchmod(fd, 0o600)  # an overwritten capture was perhaps readable by others
             self._sink = _Sink(fd, compression)
             now = _dt.datetime.now(_dt.UTC)
             self.created = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
