@@ -244,16 +244,16 @@ def needs_redaction(redactor: Redactor, record: dict[str, Any], serialized: byte
 
 
 # The screen runs once per record on the hot path, where `re`'s fixed cost per search (not the bytes
-# scanned) dominates, and `re` is fast only for a pattern that starts with one literal (a leading
-# alternation makes it try every position). So: five literal-led searches for the token shapes over
-# the bytes as they are (the shapes are case-sensitive, as `SECRET_PATTERNS`), and ONE search for
-# secret keys over the lower-cased bytes read backwards, where every key starts with its `:"` and
-# the secret words must follow at once: a handful of candidates per record, each settled in a step.
+# scanned) dominates, and once per chunk in `wirecap tee`, where the cost per byte does; `re` is fast
+# at both only for a pattern that starts with one literal (a leading alternation makes it try every
+# position). So: five literal-led searches for the token shapes over the bytes as they are (the shapes
+# are case-sensitive, as in `SECRET_PATTERNS`), and ONE search for secret keys over a normalized copy
+# read backwards, where every key starts with its `:"` and a secret word must follow at once.
 _SHAPE_SEARCHES = tuple(
     re.compile(rx).search
     for rx in (
         rb"-(?:(?<=sk-)|(?<=cb-)|(?<=xox[abprs]-))",
-        rb"_(?:(?<=gh[pousr]_)|(?<=phc_)|(?<=github_))",  # github_pat_
+        rb"_(?<=[pousrcb]_)(?:(?<=gh[pousr]_)|(?<=phc_)|(?<=github_))",  # (github_pat_)
         rb"A(?:KIA|Iza)",
         rb"J(?<=eyJ)",
         rb"Bearer ",
@@ -267,17 +267,28 @@ def _key_words() -> list[str]:
     return sorted(w for w in words if not any(o != w and w.endswith(o) for o in words))
 
 
-def _reversed_word(word: str) -> bytes:
-    """`word` backwards, "-"/"_" allowed between its letters (normalization drops them), and the Kelvin
-    sign (U+212A, the one non-ASCII character whose lower case is an ASCII letter) wherever "k" is."""
-    letters = [rb"(?:k|\xaa\x84\xe2)" if c == "k" else re.escape(c.encode()) for c in reversed(word)]
-    return rb"[-_]*".join(letters)
+def _trie(words: list[bytes]) -> bytes:
+    """A regex matching exactly `words`, factored by first letter (`re` tries alternatives one by one)."""
+    groups: dict[bytes, list[bytes]] = {}
+    for w in words:
+        groups.setdefault(w[:1], []).append(w[1:])
+    alts = []
+    for first, rests in sorted(groups.items()):
+        if not first:
+            continue
+        sub = _trie(rests)
+        alts.append(re.escape(first) + (b"(?:" + sub + b")?" if b"" in rests and sub else sub))
+    return alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")" if alts else b""
 
 
-# A JSON key is secret when its normalized form (lower case, "-" and "_" dropped) ends with one of
-# `_key_words()` (true of every entry of SECRET_KEYS and SECRET_KEY_SUFFIXES), so, read backwards:
-# `:`, JSON whitespace, the closing quote, separators, then such a word.
-_KEY_SEARCH = re.compile(rb':\s*"[-_]*(?:' + b"|".join(_reversed_word(w) for w in _key_words()) + rb")").search
+# The normalized copy: lower case; "-" and "_" dropped (as `_norm_key` does), JSON whitespace dropped
+# (`"apiKey" : 1` reads `"apikey":1`); the Kelvin sign (U+212A, e2 84 aa: the one non-ASCII character
+# whose lower case is an ASCII letter) read as "k". Mangling other UTF-8 can only add matches.
+_NORM_TABLE = bytes(c + 32 if 65 <= c <= 90 else (107 if c == 0xAA else c) for c in range(256))
+_NORM_DROP = b"-_ \t\r\n\xe2\x84"
+# A JSON key is secret when its normalized form ends with one of `_key_words()` (true of every entry
+# of SECRET_KEYS and SECRET_KEY_SUFFIXES): backwards, `:"` and then such a word.
+_KEY_SEARCH = re.compile(b':"' + _trie([w.encode()[::-1] for w in _key_words()])).search
 
 
 def may_hold_secret(serialized: bytes) -> bool:
@@ -290,7 +301,7 @@ def may_hold_secret(serialized: bytes) -> bool:
     for search in _SHAPE_SEARCHES:  # noqa: SIM110 - any(<genexpr>) costs as much as the searches
         if search(serialized) is not None:
             return True
-    return _KEY_SEARCH(serialized.lower()[::-1]) is not None
+    return _KEY_SEARCH(serialized.translate(_NORM_TABLE, _NORM_DROP)[::-1]) is not None
 
 
 def chunk_is_clean(redactor: Redactor, data: bytes) -> bool:
