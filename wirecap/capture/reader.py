@@ -169,10 +169,10 @@ class CaptureReader:
         expected = 1
         lineno = 1
         last_t = 0.0
-        records = 0
+        passed = 0  # lines that were not records (the record count is the rest)
         end: dict[str, Any] | None = None
         pending_problem: str | None = None
-        torn = False
+        line = b"\n"
         try:
             for line in lines:
                 lineno += 1
@@ -180,23 +180,23 @@ class CaptureReader:
                     self._problem(lineno - 1, pending_problem)
                     self.skipped += 1
                     pending_problem = None
-                torn = line[-1] != 10  # no b"\n": can only be the last line
                 try:
                     rec = loads(line)
                     seq = rec["seq"]
                 except decode_error as e:
+                    passed += 1
                     if not line.strip():
                         pending_problem = "empty line"
-                        continue
-                    pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
-                    if torn:
-                        break
+                    else:
+                        pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
                     continue
                 except (TypeError, KeyError, IndexError):
+                    passed += 1
                     pending_problem = "not a record (no integer seq)"
                     continue
                 if seq != expected or seq.__class__ is not int:
                     if seq.__class__ is not int:
+                        passed += 1
                         pending_problem = "not a record (no integer seq)"
                         continue
                     self._problem(lineno, f"seq {seq} where {expected} was expected")
@@ -208,9 +208,6 @@ class CaptureReader:
                     if t < last_t:
                         self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
                     last_t = t
-                records += 1
-                if torn:
-                    self.interrupted = f"torn last line {lineno}: no newline at the end"
                 if end is not None:
                     end = self.end = None  # appended after an earlier clean stop
                 if rec.get("type") == "end":
@@ -223,11 +220,14 @@ class CaptureReader:
                 raise
             self.interrupted = f"compressed stream ends early ({e})"
         finally:
-            self.records += records
+            self.records += lineno - 1 - passed
             self.end = end
+        # Only the last line can lack its newline (a torn tail); it was read like any other.
         if pending_problem is not None:
             self.interrupted = f"torn last line {lineno}: {pending_problem}"
             self.skipped += 1
+        elif line[-1:] != b"\n" and self.interrupted is None:
+            self.interrupted = f"torn last line {lineno}: no newline at the end"
         if self.end is None and self.interrupted is None:
             self.interrupted = "no end record (the recorder did not stop cleanly)"
 
