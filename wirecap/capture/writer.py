@@ -36,11 +36,16 @@ _MSG_OWN_KEYS = frozenset({"seq", "t", "type", "ch", "dir", "json", "text", "b64
 
 
 def default_origin(source: str, argv: list[str] | None = None) -> dict[str, Any]:
+    if argv is None:
+        argv = list(sys.argv)
+        # `python -m wirecap` puts the path of __main__.py first: say what the user typed.
+        if argv and os.path.basename(argv[0]) == "__main__.py":
+            argv[0] = "wirecap"
     return {
         "tool": "wirecap",
         "version": __version__,
         "host": socket.gethostname(),
-        "argv": list(sys.argv if argv is None else argv),
+        "argv": list(argv),
         "source": source,
     }
 
