@@ -74,6 +74,14 @@ def cli() -> None:
     """
 
 
+def usage_error_line(e: click.UsageError) -> str:
+    """Click's four-line usage error as one line: `info: Missing argument 'CAP' (see 'wirecap info --help')`."""
+    path = e.ctx.command_path if e.ctx is not None else "wirecap"
+    sub = path.partition(" ")[2]
+    message = " ".join(e.format_message().split()).rstrip(".")
+    return f"{sub + ': ' if sub else ''}{message} (see '{path} --help')"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit 2, never a traceback."""
     try:
@@ -84,8 +92,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("wirecap: aborted", err=True)
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as e:
+        # `wirecap` or `wirecap replay` alone: the help, as --help prints it.
+        click.echo(e.ctx.get_help() if e.ctx is not None else e.format_message())
+        sys.exit(0)
+    except click.UsageError as e:
+        click.echo(f"wirecap: {usage_error_line(e)}", err=True)
+        sys.exit(2)
     except click.ClickException as e:
-        e.show()
+        click.echo(f"wirecap: {e.format_message()}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)

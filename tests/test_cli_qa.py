@@ -1,0 +1,110 @@
+"""QA of the whole CLI as a user meets it: every command on bad input fails with exit 2 and one
+`wirecap: ...` line (never a traceback), and regressions for the problems found by using it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_wirecap
+
+CAPTURES = ROOT / "captures"
+HELLO = CAPTURES / "claude-code-2.1.197-hello.jsonl"
+TOOL = CAPTURES / "claude-code-2.1.197-tool-bash.jsonl"
+CODEX = CAPTURES / "codex-0.169.0-hello.jsonl"
+WS = CAPTURES / "codebuff-cli-1.0.115-ws.jsonl"
+
+
+def one_error_line(r, *, code: int = 2) -> str:
+    """The run failed with `code` and said so in exactly one `wirecap: ` line; returns that line."""
+    err = r.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in err, err
+    assert r.returncode == code, (r.returncode, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wirecap: "), err
+    return lines[0]
+
+
+def _bad_inputs(tmp: Path) -> dict[str, str]:
+    (tmp / "empty.jsonl").write_bytes(b"")
+    (tmp / "junk.bin").write_bytes(bytes(range(256)) * 8)
+    (tmp / "text.txt").write_text("hello world\n")
+    (tmp / "notcap.jsonl").write_text('{"a": 1}\n')
+    (tmp / "future.jsonl").write_text('{"wirecap": 99, "type": "header"}\n')
+    (tmp / "adir").mkdir()
+    return {
+        "missing": str(tmp / "missing.jsonl"),
+        "directory": str(tmp / "adir"),
+        "empty": str(tmp / "empty.jsonl"),
+        "binary": str(tmp / "junk.bin"),
+        "text": str(tmp / "text.txt"),
+        "not-a-capture": str(tmp / "notcap.jsonl"),
+        "future-version": str(tmp / "future.jsonl"),
+    }
+
+
+# Every command that reads a capture; CAP is replaced by the bad input.
+READERS = [
+    ("info", "CAP"),
+    ("cat", "CAP"),
+    ("cat", "--json", "CAP"),
+    ("convert", "CAP"),
+    ("validate", "CAP"),
+    ("stats", "CAP"),
+    ("diff", "CAP", str(HELLO)),
+    ("diff", str(HELLO), "CAP"),
+    ("annotate", "CAP", "--list"),
+    ("annotate", "CAP", "--seq", "1", "hello"),
+    ("report", "CAP"),
+    ("report", "CAP", "-f", "md"),
+    ("export", "CAP", "--har", "-"),
+    ("replay", "exec", "CAP"),
+    ("replay", "shim", "CAP", "-o", "OUT"),
+    ("replay", "serve", "CAP"),
+    ("replay", "client", "CAP", "--url", "http://127.0.0.1:9"),
+    ("import", "-o", "OUT", "CAP"),
+]
+
+
+@pytest.mark.parametrize("bad", ["missing", "directory", "empty", "binary", "text", "not-a-capture",
+                                 "future-version"])
+def test_every_reader_fails_on_bad_input_with_one_line(tmp_path: Path, bad: str):
+    path = _bad_inputs(tmp_path)[bad]
+    for args in READERS:
+        if args[0] == "import" and bad not in ("missing", "directory"):
+            continue  # import takes any text as a transcript
+        argv = [path if a == "CAP" else str(tmp_path / "out") if a == "OUT" else a for a in args]
+        r = run_wirecap(*argv, timeout=30)
+        line = one_error_line(r)
+        assert Path(path).name in line, (argv, line)
+        assert not (tmp_path / "out").exists(), argv
+
+
+USAGE_ERRORS = [
+    ("info",),
+    ("cat", "--bogus", str(HELLO)),
+    ("nosuch",),
+    ("replay", "bogus"),
+    ("replay", "serve"),
+    ("report", str(HELLO), "-f", "pdf"),
+    ("diff", str(HELLO)),
+    ("diff", str(HELLO), str(HELLO), "--context", "-1"),
+    ("import", str(HELLO)),
+    ("tee", "--", "true"),
+    ("addon-path", "extra"),
+    ("ca", "--bogus"),
+    ("validate", str(HELLO), "--min-severity", "loud"),
+    ("stats",),
+]
+
+
+@pytest.mark.parametrize("args", USAGE_ERRORS, ids=lambda a: " ".join(a)[:40])
+def test_usage_errors_are_one_line_naming_the_help(args):
+    line = one_error_line(run_wirecap(*args))
+    assert "--help" in line and "Usage:" not in line
+
+
+def test_bare_group_prints_its_help():
+    for args in [(), ("replay",)]:
+        r = run_wirecap(*args)
+        assert r.returncode == 0 and r.stdout.startswith(b"Usage: wirecap") and b"Commands:" in r.stdout
