@@ -77,6 +77,8 @@ def test_every_reader_fails_on_bad_input_with_one_line(tmp_path: Path, bad: str)
         r = run_wirecap(*argv, timeout=30)
         line = one_error_line(r)
         assert Path(path).name in line, (argv, line)
+        if bad == "directory":  # the same words whichever command reads it
+            assert "is a directory" in line and "--help" not in line, (argv, line)
         assert not (tmp_path / "out").exists(), argv
 
 

@@ -58,7 +58,7 @@ def _from_validate(capture: str, author: str, dialect: str | None) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("capture", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("capture", metavar="CAP")
 @click.argument("text", required=False)
 @click.option("--seq", type=int, help="The message (record seq) the note is about.")
 @click.option("--to", "seq_end", type=int, metavar="SEQ", help="Make it a range: --seq FIRST --to LAST.")

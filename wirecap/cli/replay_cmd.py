@@ -36,7 +36,7 @@ def replay() -> None:
 
 
 @replay.command()
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", metavar="CAP")
 @click.option("--listen", "listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Address to listen on (port 0 picks a free one).")
 @click.option("--port", type=int, default=None, help="Port to listen on (same as --listen 127.0.0.1:PORT).")
@@ -53,7 +53,7 @@ def replay() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Do not log each connection (mismatches are still printed).")
 def serve(capture: str, listen: str, port: int | None, port_file: str | None, speed: float,
           max_wait: float | None, mode: str, loop: bool, ignore: tuple[str, ...], quiet: bool) -> None:
-    """Play the server side of CAPTURE's WebSocket and HTTP/SSE channels on one port.
+    """Play the server side of CAP's WebSocket and HTTP/SSE channels on one port.
 
     Each live client message is matched (in order, volatile fields ignored) against the recorded
     one, and the recorded server messages that followed it are sent with their timing. Runs until
@@ -92,7 +92,7 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
 
 
 @replay.command()
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", metavar="CAP")
 @click.option("--url", required=True, help="The live server: ws://HOST:PORT[/path] or http://HOST:PORT[/prefix].")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Record the new exchange to this capture.")
@@ -111,7 +111,7 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
 def client(capture: str, url: str, output: str | None, force: bool, speed: float, max_wait: float | None,
            secrets: tuple[str, ...], timeout: float, ignore: tuple[str, ...], quiet: bool, no_redact: bool,
            redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
-    """Drive a live server at URL with the client side of CAPTURE, and record what it answers.
+    """Drive a live server at URL with the client side of CAP, and record what it answers.
 
     Exit 0 when every channel completed as recorded, 1 when the server diverged or timed out,
     2 on errors (cannot connect, bad capture).
@@ -151,7 +151,7 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
 
 
 @replay.command("exec")
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", metavar="CAP")
 @click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--ch", "channels", multiple=True, metavar="CH",
@@ -164,7 +164,7 @@ def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[st
 
 
 @replay.command()
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", metavar="CAP")
 @click.option("--name", default=None, help="The CLI it stands for (for the comment in the script).")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
               help="Where to write the executable (e.g. bin/claude).")

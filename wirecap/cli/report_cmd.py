@@ -29,7 +29,7 @@ def _open_out(path: str):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("captures", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("captures", metavar="CAP [CAP2]", nargs=-1, required=True)
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="term", show_default=True,
               help="term: tables for this terminal; md: Markdown for a bug report; html: one self-contained "
                    "file; json: the report model.")
