@@ -110,3 +110,21 @@ def test_bare_group_prints_its_help():
     for args in [(), ("replay",)]:
         r = run_wirecap(*args)
         assert r.returncode == 0 and r.stdout.startswith(b"Usage: wirecap") and b"Commands:" in r.stdout
+
+
+@pytest.mark.parametrize("args", [("--listen", "127.0.0.1:99999"), ("--port", "70000"), ("--listen", "x:y"),
+                                  ("--ignore", "[")], ids=str)
+def test_replay_serve_refuses_bad_listen_and_ignore_before_serving(args):
+    # 127.0.0.1:99999 used to end in an OverflowError traceback; a bad --ignore served anyway.
+    one_error_line(run_wirecap("replay", "serve", str(HELLO), *args, timeout=20))
+
+
+def test_replay_serve_on_a_busy_port_says_so():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        line = one_error_line(run_wirecap("replay", "serve", str(HELLO), "--port", str(port), timeout=20))
+    assert f"cannot listen on 127.0.0.1:{port}" in line

@@ -24,10 +24,9 @@ def _listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = "127.0.0.1", value
-    try:
-        return host or "127.0.0.1", int(port)
-    except ValueError:
-        raise WirecapError(f"--listen {value!r}: expected HOST:PORT or PORT") from None
+    if not port.isdigit() or int(port) > 65535:
+        raise WirecapError(f"--listen {value!r}: expected HOST:PORT or PORT (0-65535)")
+    return host or "127.0.0.1", int(port)
 
 
 @click.group()
@@ -39,7 +38,7 @@ def replay() -> None:
 @click.argument("capture", metavar="CAP")
 @click.option("--listen", "listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Address to listen on (port 0 picks a free one).")
-@click.option("--port", type=int, default=None, help="Port to listen on (same as --listen 127.0.0.1:PORT).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT", help="Port to listen on (same as --listen 127.0.0.1:PORT).")
 @click.option("--port-file", type=click.Path(dir_okay=False), default=None,
               help="Write the port number to this file once listening.")
 @click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)

@@ -198,8 +198,8 @@ class ReplayServer:
         self.ws = make_ws_server(self)
         try:
             self._server = await loop.create_server(lambda: _Conn(self), host, port, reuse_address=True)
-        except OSError as e:
-            raise WirecapError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        except (OSError, OverflowError) as e:  # OverflowError: a port beyond 65535
+            raise WirecapError(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}") from None
         self.ws.server = self._server  # lets websockets' own close() and is_serving() work
         self.host = host
         self.port = self._server.sockets[0].getsockname()[1]

@@ -26,6 +26,7 @@ class ScriptPool:
         self._matchers: dict[str | None, Matcher] = {}
         self._dialects = {s.ch: channel_dialect(s) for s in scripts}
         self.http_count = 0
+        Matcher(self.ignore)  # a bad --ignore path fails here, before serving, not on the first request
 
     def matcher(self, script: ChannelScript) -> Matcher:
         d = self._dialects.get(script.ch)
