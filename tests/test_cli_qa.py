@@ -128,3 +128,10 @@ def test_replay_serve_on_a_busy_port_says_so():
         port = s.getsockname()[1]
         line = one_error_line(run_wirecap("replay", "serve", str(HELLO), "--port", str(port), timeout=20))
     assert f"cannot listen on 127.0.0.1:{port}" in line
+
+
+@pytest.mark.parametrize("url", ["nonsense", "http://", "ftp://127.0.0.1:9", "http://127.0.0.1:99999", "ws://[::1"])
+def test_replay_client_refuses_a_url_it_cannot_use(url):
+    # `--url nonsense` used to be taken as a path and sent to 127.0.0.1:80.
+    line = one_error_line(run_wirecap("replay", "client", str(HELLO), "--url", url, timeout=20))
+    assert line.startswith(f"wirecap: --url {url!r}")

@@ -29,6 +29,19 @@ def _listen(value: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
+def _check_url(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url)
+        ok = u.scheme.lower() in ("ws", "wss", "http", "https") and bool(u.hostname)
+        u.port  # noqa: B018 - raises on a port that is not a number or beyond 65535
+    except ValueError:
+        ok = False
+    if not ok:
+        raise WirecapError(f"--url {url!r}: expected ws://HOST:PORT[/path] or http://HOST:PORT[/prefix]")
+
+
 @click.group()
 def replay() -> None:
     """Replay a capture: as the server (serve), as the client (client), or as the CLI (exec, shim)."""
@@ -120,6 +133,7 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
     from wirecap.replay.script import load_scripts
     from wirecap.replay.secrets import SecretFiller
 
+    _check_url(url)
     _header, scripts = load_scripts(capture)
     if not scripts:
         raise WirecapError(f"{capture}: no WebSocket or HTTP channel to replay")
