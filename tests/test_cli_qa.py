@@ -135,3 +135,24 @@ def test_replay_client_refuses_a_url_it_cannot_use(url):
     # `--url nonsense` used to be taken as a path and sent to 127.0.0.1:80.
     line = one_error_line(run_wirecap("replay", "client", str(HELLO), "--url", url, timeout=20))
     assert line.startswith(f"wirecap: --url {url!r}")
+
+
+@pytest.mark.parametrize("args", [("cat", "--ch", "nosuch"), ("cat", "--json", "--ch", "stdout", "--ch", "nosuch"),
+                                  ("convert", "--ch", "nosuch"), ("replay", "exec", "--ch", "nosuch"),
+                                  ("replay", "shim", "-o", "OUT", "--ch", "nosuch")], ids=" ".join)
+def test_a_channel_the_capture_does_not_have_is_an_error(tmp_path: Path, args):
+    # These printed nothing and exited 0: a typo in --ch looked like a quiet channel.
+    argv = [str(tmp_path / "shim") if a == "OUT" else a for a in args]
+    line = one_error_line(run_wirecap(*argv[:2], str(HELLO), *argv[2:]) if args[0] == "replay"
+                          else run_wirecap(args[0], str(HELLO), *argv[1:]))
+    assert "'nosuch'" in line and "stdout" in line
+    assert not (tmp_path / "shim").exists()
+
+
+def test_a_channel_filter_that_matches_still_works():
+    r = run_wirecap("cat", str(HELLO), "--ch", "stdout", "--type", "msg")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and r.stderr == b""
+    r = run_wirecap("convert", str(HELLO), "--ch", "proc")
+    assert r.returncode == 0 and b'"kind":"session.started"' in r.stdout
+    r = run_wirecap("replay", "exec", str(HELLO), "--ch", "stdout", "--speed", "0")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3

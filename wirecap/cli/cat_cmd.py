@@ -12,6 +12,7 @@ import click
 
 from wirecap.analysis.listing import RecordFilter, one_line, record_line
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli.common import check_channels_exist, noting_channels
 from wirecap.errors import WirecapError
 
 
@@ -95,10 +96,12 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
     by_seq: dict[int, list[Any]] = {}
     by_ch: dict[str, list[Any]] = {}
     note_problems: list[str] = []
+    seen: set[str] = set()
+    records = noting_channels(reader, seen) if channels else reader
     try:
         if as_json:
             out.write(reader.header_line if reader.header_line.endswith(b"\n") else reader.header_line + b"\n")
-            for rec in reader:
+            for rec in records:
                 if keep(rec):
                     line = reader.line
                     out.write(line if line.endswith(b"\n") else line + b"\n")
@@ -110,7 +113,7 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
                 for n in wide:
                     out.write((_note_line(n).lstrip() + "\n").encode())
             cut = _width(width)
-            for rec in reader:
+            for rec in records:
                 if not keep(rec):
                     continue
                 out.write((record_line(rec, cut) + "\n").encode("utf-8", "replace"))
@@ -127,3 +130,4 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
         reader.close()
     for line in [*note_problems, *reader.report()]:
         click.echo(f"wirecap: {line}", err=True)
+    check_channels_exist(capture, channels, seen)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import click
@@ -43,3 +43,19 @@ def make_redactor(no_redact: bool, redact_keys: tuple[str, ...], redact_patterns
         except re.error as e:
             raise WirecapError(f"--redact-pattern {rx!r}: invalid regular expression: {e}") from None
     return Redactor(enabled=not no_redact, extra_keys=tuple(redact_keys), extra_patterns=tuple(redact_patterns))
+
+
+def noting_channels(records: Iterable[dict[str, Any]], seen: set[str]) -> Iterator[dict[str, Any]]:
+    """Pass records through, adding each one's channel to `seen` (to tell a typo in --ch from silence)."""
+    for rec in records:
+        ch = rec.get("ch")
+        if ch is not None:
+            seen.add(ch)
+        yield rec
+
+
+def check_channels_exist(capture: str, wanted: Iterable[str], seen: set[str]) -> None:
+    """A --ch that names no channel of the capture is an error, not an empty result."""
+    missing = [c for c in wanted if c not in seen]
+    if missing:
+        raise WirecapError(f"{capture}: no channel {missing[0]!r} (channels: {', '.join(sorted(seen)) or 'none'})")

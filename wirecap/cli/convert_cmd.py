@@ -8,6 +8,7 @@ from typing import IO, Any
 import click
 import orjson
 
+from wirecap.cli.common import check_channels_exist, noting_channels
 from wirecap.errors import WirecapError
 
 
@@ -44,8 +45,10 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
     dumps = orjson.dumps
     n = 0
     buf: list[bytes] = []
+    seen: set[str] = set()
     with CaptureReader(capture) as reader:
-        for ev in decode_records(reader, dialect=dialect, ch=ch):
+        records = noting_channels(reader, seen) if ch else reader
+        for ev in decode_records(records, dialect=dialect, ch=ch):
             if i < len(pending) and ev.seq and ev.seq[0] > pending[i].seq:
                 while i < len(pending) and ev.seq[0] > pending[i].seq:
                     buf.append(dumps(_note_json(pending[i])))
@@ -73,6 +76,8 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
             out.write(b"\n".join(buf))
         for line in reader.report():
             click.echo(f"wirecap: {line}", err=True)
+    if ch:
+        check_channels_exist(capture, [ch], seen)
     return n
 
 

@@ -183,7 +183,8 @@ def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[st
               help="Where to write the executable (e.g. bin/claude).")
 @click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
-@click.option("--ch", "channels", multiple=True, metavar="CH", help="Replay only this pipe channel or stream.")
+@click.option("--ch", "channels", multiple=True, metavar="CH",
+              help="Replay only this pipe channel or stream (stdout, stderr; repeatable).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 def shim(capture: str, name: str | None, output: str, speed: float, max_wait: float | None,
          channels: tuple[str, ...], force: bool) -> None:

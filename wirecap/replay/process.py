@@ -28,6 +28,10 @@ def load_process(path: str, channels: tuple[str, ...] = ()) -> ProcessScript:
     if script is None or (not script.lines and script.close is None):
         what = f" on {', '.join(channels)}" if channels else ""
         raise WirecapError(f"{path}: no process output{what} to replay (record one with `wirecap tee`)")
+    unknown = [c for c in channels if c not in script.pipes and c not in script.pipes.values()]
+    if unknown:
+        known = ", ".join(sorted({*script.pipes, *script.pipes.values()})) or "none"
+        raise WirecapError(f"{path}: no pipe channel or stream {unknown[0]!r} (there are: {known})")
     return script
 
 

@@ -90,6 +90,7 @@ class ProcessScript:
     open: dict[str, Any]
     lines: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)  # (t from open, stream, msg)
     close: dict[str, Any] | None = None
+    pipes: dict[str, str] = field(default_factory=dict)  # every stdout/stderr pipe of the run, ch -> stream
 
 
 def build_scripts(records: Iterable[dict[str, Any]]) -> list[ChannelScript]:
@@ -147,6 +148,7 @@ def build_process_script(records: Iterable[dict[str, Any]], proc: str | None = N
     """The first (or the named) process of a capture with the lines of its stdout/stderr pipes."""
     wanted = set(channels) if channels else None
     pipes: dict[str, str] = {}
+    seen: dict[str, str] = {}
     script: ProcessScript | None = None
     t0 = 0.0
     for rec in records:
@@ -160,6 +162,7 @@ def build_process_script(records: Iterable[dict[str, Any]], proc: str | None = N
                 owner = rec.get("proc")
                 if script is not None and owner not in (None, script.ch):
                     continue
+                seen[ch] = rec["stream"]
                 if wanted is None or ch in wanted or rec.get("stream") in wanted:
                     pipes[ch] = rec["stream"]
         elif rtype == "msg" and ch in pipes:
@@ -169,4 +172,6 @@ def build_process_script(records: Iterable[dict[str, Any]], proc: str | None = N
             script.lines.append((max(0.0, float(rec.get("t") or 0.0) - t0), pipes[ch], rec))
         elif rtype == "close" and script is not None and ch == script.ch:
             script.close = rec
+    if script is not None:
+        script.pipes = seen
     return script
