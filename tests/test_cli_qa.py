@@ -156,3 +156,27 @@ def test_a_channel_filter_that_matches_still_works():
     assert r.returncode == 0 and b'"kind":"session.started"' in r.stdout
     r = run_wirecap("replay", "exec", str(HELLO), "--ch", "stdout", "--speed", "0")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 3
+
+
+@pytest.mark.parametrize("args", [("convert", "CAP", "-o", "CAP"), ("report", "CAP", "-f", "md", "-o", "CAP"),
+                                  ("report", "CAP", "-f", "html", "-o", "CAP"),
+                                  ("export", "CAP", "--har", "CAP", "--force"),
+                                  ("replay", "shim", "CAP", "-o", "CAP", "--force"),
+                                  ("replay", "client", "CAP", "--url", "http://127.0.0.1:9", "-o", "CAP", "--force"),
+                                  ("import", "CAP", "-o", "CAP", "--force")], ids=" ".join)
+def test_output_over_the_input_capture_is_refused(tmp_path: Path, args):
+    # `wirecap convert run.jsonl -o run.jsonl` emptied the capture; report/export/shim replaced it.
+    cap = tmp_path / "run.jsonl"
+    cap.write_bytes(CODEX.read_bytes())
+    line = one_error_line(run_wirecap(*[str(cap) if a == "CAP" else a for a in args]))
+    assert "refusing to overwrite" in line
+    assert cap.read_bytes() == CODEX.read_bytes()
+
+
+def test_convert_to_a_file_leaves_nothing_behind_on_bad_input(tmp_path: Path):
+    out = tmp_path / "events.jsonl"
+    one_error_line(run_wirecap("convert", str(tmp_path / "missing.jsonl"), "-o", str(out)))
+    one_error_line(run_wirecap("convert", str(CODEX), "--ch", "nosuch", "-o", str(out)))
+    assert list(tmp_path.iterdir()) == []
+    r = run_wirecap("convert", str(CODEX), "-o", str(out))
+    assert r.returncode == 0 and out.read_bytes() == run_wirecap("convert", str(CODEX)).stdout

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -59,3 +61,31 @@ def check_channels_exist(capture: str, wanted: Iterable[str], seen: set[str]) ->
     missing = [c for c in wanted if c not in seen]
     if missing:
         raise WirecapError(f"{capture}: no channel {missing[0]!r} (channels: {', '.join(sorted(seen)) or 'none'})")
+
+
+def refuse_output_over_input(output: str, inputs: Iterable[str], option: str = "-o") -> None:
+    """Writing a result over the capture it was made from would destroy the capture."""
+    if output == "-" or not os.path.exists(output):
+        return
+    for path in inputs:
+        if path != "-" and os.path.exists(path) and os.path.samefile(output, path):
+            raise WirecapError(f"{option} {output}: that is the input {path}; refusing to overwrite it")
+
+
+@contextlib.contextmanager
+def replacing_file(path: str, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Write `path` through a temporary file renamed into place on success: a failure (bad input,
+    Ctrl-C) leaves no half-written file and an existing one as it was."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        f = open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}))  # noqa: SIM115
+    except OSError as e:
+        raise WirecapError(f"{path}: cannot write: {e.strerror}") from None
+    try:
+        with f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -8,7 +8,7 @@ from typing import IO, Any
 import click
 import orjson
 
-from wirecap.cli.common import check_channels_exist, noting_channels
+from wirecap.cli.common import check_channels_exist, noting_channels, refuse_output_over_input, replacing_file
 from wirecap.errors import WirecapError
 
 
@@ -102,9 +102,10 @@ def convert(capture: str, output: str | None, dialect: str | None, ch: str | Non
 
     if dialect:
         get_dialect(dialect)  # unknown name: one clear line
-    if output:
+    if output and output != "-":
+        refuse_output_over_input(output, [capture])
         try:
-            with open(output, "wb") as f:
+            with replacing_file(output) as f:
                 write_events(capture, f, dialect=dialect, ch=ch, notes=not no_notes)
         except OSError as e:
             raise WirecapError(f"{output}: cannot write: {e.strerror}") from None

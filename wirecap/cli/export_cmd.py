@@ -8,6 +8,7 @@ import click
 import orjson
 
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli.common import refuse_output_over_input
 from wirecap.errors import WirecapError
 from wirecap.export.har import capture_to_har
 
@@ -25,6 +26,7 @@ def export(capture: str, har_path: str, force: bool) -> None:
     pipe channels have no HAR form and are skipped (counted on stderr). Redaction placeholders stay
     as they are in the capture.
     """
+    refuse_output_over_input(har_path, [capture], option="--har")
     with CaptureReader(capture) as reader:
         har, counts = capture_to_har(reader.header, reader)
     data = orjson.dumps(har, option=orjson.OPT_INDENT_2) + b"\n"

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from wirecap.cli.common import make_redactor, redaction_options
+from wirecap.cli.common import make_redactor, redaction_options, refuse_output_over_input
 from wirecap.errors import WirecapError
 
 SPEED_HELP = "Time scale: 1 real time (default), 2.5 faster, 0 no waits."
@@ -140,6 +140,7 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
     filler = SecretFiller.from_options(secrets)
     writer = None
     if output:
+        refuse_output_over_input(output, [capture])
         origin = default_origin("replay-client")
         origin["replayed_from"] = os.path.abspath(capture)
         writer = open_writer(output, origin=origin, force=force,
@@ -194,6 +195,7 @@ def shim(capture: str, name: str | None, output: str, speed: float, max_wait: fl
     """
     from wirecap.replay.process import write_shim
 
+    refuse_output_over_input(output, [capture])
     path = write_shim(capture, output, name or os.path.basename(output), speed=speed, max_wait=max_wait,
                       channels=channels, force=force)
     click.echo(f"wirecap replay: wrote {path}", err=True)

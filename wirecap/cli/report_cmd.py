@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
 from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
-from wirecap.cli.common import make_redactor
+from wirecap.cli.common import make_redactor, refuse_output_over_input, replacing_file
 from wirecap.errors import WirecapError
 
 FORMATS = ("term", "md", "html", "json")
@@ -19,13 +18,6 @@ FORMATS = ("term", "md", "html", "json")
 def default_html_path(capture: str) -> str:
     """`run.jsonl` -> `run.report.html` (beside the capture, like its notes)."""
     return notes_path(capture)[: -len(".notes.jsonl")] + ".report.html"
-
-
-def _open_out(path: str):
-    try:
-        return open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed by the caller
-    except OSError as e:
-        raise WirecapError(f"{path}: cannot write report: {e.strerror}") from None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -64,18 +56,12 @@ def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str
             output = default_html_path(captures[0])
         from wirecap.analysis.report.html import render_html
 
-        tmp = f"{output}.tmp{os.getpid()}" if output != "-" else None
-        if tmp is None:
+        if output == "-":
             render_html(rep, sys.stdout, redactor=redactor)
             return
-        try:
-            with _open_out(tmp) as f:
-                render_html(rep, f, redactor=redactor)
-            os.replace(tmp, output)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        refuse_output_over_input(output, captures)
+        with replacing_file(output, "w") as f:
+            render_html(rep, f, redactor=redactor)
         click.echo(output)
         return
     if fmt == "term":
@@ -91,7 +77,8 @@ def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str
 
         text = render_json(rep, redactor=redactor)
     if output and output != "-":
-        with _open_out(output) as f:
+        refuse_output_over_input(output, captures)
+        with replacing_file(output, "w") as f:
             f.write(text)
         click.echo(output)
     else:
