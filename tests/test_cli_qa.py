@@ -180,3 +180,14 @@ def test_convert_to_a_file_leaves_nothing_behind_on_bad_input(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []
     r = run_wirecap("convert", str(CODEX), "-o", str(out))
     assert r.returncode == 0 and out.read_bytes() == run_wirecap("convert", str(CODEX)).stdout
+
+
+@pytest.mark.parametrize("args", [("import", "-o", "-", str(CODEX)), ("tee", "-o", "-", "--", "true"),
+                                  ("record", "-o", "-", "--", "true"),
+                                  ("replay", "client", str(CODEX), "--url", "http://127.0.0.1:9", "-o", "-")],
+                         ids=lambda a: " ".join(a[:2]))
+def test_a_capture_cannot_go_to_stdout(tmp_path: Path, args):
+    # `import -o -` wrote a file named "-" in the current folder.
+    line = one_error_line(run_wirecap(*args, cwd=str(tmp_path)))
+    assert line.startswith("wirecap: -o -:")
+    assert list(tmp_path.iterdir()) == []

@@ -89,3 +89,9 @@ def replacing_file(path: str, mode: str = "wb") -> Iterator[IO[Any]]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def check_capture_output(output: str) -> None:
+    """`-o -` would make a file named `-`: a capture goes to a file (stdout carries the passed-through output)."""
+    if output == "-":
+        raise WirecapError("-o -: a capture is written to a file, not to standard output (give a path)")

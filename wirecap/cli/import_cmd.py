@@ -10,7 +10,12 @@ import click
 from wirecap.capture.importers import KINDS, ImportOp, Source, convert, iso, merge
 from wirecap.capture.payload import encode_payload
 from wirecap.capture.writer import CaptureWriter, default_origin
-from wirecap.cli.common import make_redactor, redaction_options, refuse_output_over_input
+from wirecap.cli.common import (
+    check_capture_output,
+    make_redactor,
+    redaction_options,
+    refuse_output_over_input,
+)
 from wirecap.errors import WirecapError
 
 _PREFIX = {"ws": "ws", "http": "http", "process": "proc"}
@@ -92,6 +97,7 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
     `flags: ["summary"]`. Secrets are redacted unless --no-redact.
     """
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
+    check_capture_output(output)
     refuse_output_over_input(output, sources)
     converted: list[list[ImportOp]] = []
     imported_from: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from wirecap.cli.common import make_redactor, redaction_options
+from wirecap.cli.common import check_capture_output, make_redactor, redaction_options
 from wirecap.errors import WirecapError
 
 WAITED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -124,6 +124,7 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
     from wirecap.record.proxy import normalize_mode, start_proxy
 
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
+    check_capture_output(output)
     cap = parse_size(body_cap)
     if reverse and upstream:
         raise WirecapError("--reverse and --upstream cannot be combined")

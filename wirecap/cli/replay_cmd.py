@@ -9,7 +9,12 @@ import sys
 
 import click
 
-from wirecap.cli.common import make_redactor, redaction_options, refuse_output_over_input
+from wirecap.cli.common import (
+    check_capture_output,
+    make_redactor,
+    redaction_options,
+    refuse_output_over_input,
+)
 from wirecap.errors import WirecapError
 
 SPEED_HELP = "Time scale: 1 real time (default), 2.5 faster, 0 no waits."
@@ -140,6 +145,7 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
     filler = SecretFiller.from_options(secrets)
     writer = None
     if output:
+        check_capture_output(output)
         refuse_output_over_input(output, [capture])
         origin = default_origin("replay-client")
         origin["replayed_from"] = os.path.abspath(capture)

@@ -9,7 +9,7 @@ import threading
 
 import click
 
-from wirecap.cli.common import make_redactor, redaction_options
+from wirecap.cli.common import check_capture_output, make_redactor, redaction_options
 from wirecap.errors import WirecapError
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -53,6 +53,7 @@ def tee(output: str, dialect: str | None, use_pty: bool, record_stdin: bool, for
     from wirecap.record.tee import PipeTee, TeeRunner
 
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
+    check_capture_output(output)
     _check_dialect(dialect)
     if not command and (use_pty or record_stdin):
         raise WirecapError("--pty and --record-stdin need a command: wirecap tee -o CAP [OPTIONS] -- CMD ARGS...")
