@@ -191,3 +191,20 @@ def test_a_capture_cannot_go_to_stdout(tmp_path: Path, args):
     line = one_error_line(run_wirecap(*args, cwd=str(tmp_path)))
     assert line.startswith("wirecap: -o -:")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [("tee", "-o", "OUT", "--dialect", "nosuch", "--", "true"),
+                                  ("record", "-o", "OUT", "--dialect", "nosuch", "--", "true"),
+                                  ("import", "-o", "OUT", "--dialect", "nosuch", str(CODEX)),
+                                  ("report", str(CODEX), "--dialect", "nosuch"),
+                                  ("convert", str(CODEX), "--dialect", "nosuch"),
+                                  ("validate", str(CODEX), "--dialect", "nosuch"),
+                                  ("stats", str(CODEX), "--dialect", "nosuch"),
+                                  ("annotate", str(CODEX), "--from-validate", "--dialect", "nosuch")],
+                         ids=lambda a: a[0])
+def test_an_unknown_dialect_is_refused_by_every_command(tmp_path: Path, args):
+    # import, record and report took any name (import stored it as the hint; nothing decoded).
+    out = tmp_path / "out.jsonl"
+    line = one_error_line(run_wirecap(*[str(out) if a == "OUT" else a for a in args]))
+    assert "unknown dialect 'nosuch'" in line and "claude-code" in line
+    assert not out.exists()

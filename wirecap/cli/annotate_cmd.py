@@ -8,6 +8,7 @@ import click
 import orjson
 
 from wirecap.analysis import notes as notes_mod
+from wirecap.cli.common import check_dialect
 from wirecap.errors import WirecapError
 
 
@@ -93,6 +94,9 @@ def annotate(capture: str, text: str | None, seq: int | None, seq_end: int | Non
         raise WirecapError("give one of: a note (TEXT with --seq/--ch), --list, --rm ID, --from-validate")
     if as_json and not list_:
         raise WirecapError("--json goes with --list")
+    if dialect is not None and not from_validate:
+        raise WirecapError("--dialect goes with --from-validate")
+    check_dialect(dialect)
     if list_:
         _list(capture, as_json)
         return

@@ -95,3 +95,11 @@ def check_capture_output(output: str) -> None:
     """`-o -` would make a file named `-`: a capture goes to a file (stdout carries the passed-through output)."""
     if output == "-":
         raise WirecapError("-o -: a capture is written to a file, not to standard output (give a path)")
+
+
+def check_dialect(name: str | None) -> None:
+    """--dialect must name a known dialect: a typo stored as a hint would silently decode nothing."""
+    if name is not None:
+        from wirecap.dialects import get_dialect
+
+        get_dialect(name)

@@ -8,7 +8,13 @@ from typing import IO, Any
 import click
 import orjson
 
-from wirecap.cli.common import check_channels_exist, noting_channels, refuse_output_over_input, replacing_file
+from wirecap.cli.common import (
+    check_channels_exist,
+    check_dialect,
+    noting_channels,
+    refuse_output_over_input,
+    replacing_file,
+)
 from wirecap.errors import WirecapError
 
 
@@ -98,10 +104,7 @@ def convert(capture: str, output: str | None, dialect: str | None, ch: str | Non
     came from), t, dialect, and kind-specific data (docs/events.md). Annotations appear as
     `{"kind": "note", ...}` lines after the events of their seq.
     """
-    from wirecap.dialects import get_dialect
-
-    if dialect:
-        get_dialect(dialect)  # unknown name: one clear line
+    check_dialect(dialect)
     if output and output != "-":
         refuse_output_over_input(output, [capture])
         try:

@@ -12,6 +12,7 @@ from wirecap.capture.payload import encode_payload
 from wirecap.capture.writer import CaptureWriter, default_origin
 from wirecap.cli.common import (
     check_capture_output,
+    check_dialect,
     make_redactor,
     redaction_options,
     refuse_output_over_input,
@@ -98,6 +99,7 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
     """
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
     check_capture_output(output)
+    check_dialect(dialect)
     refuse_output_over_input(output, sources)
     converted: list[list[ImportOp]] = []
     imported_from: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from wirecap.cli.common import check_capture_output, make_redactor, redaction_options
+from wirecap.cli.common import check_capture_output, check_dialect, make_redactor, redaction_options
 from wirecap.errors import WirecapError
 
 WAITED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -125,6 +125,7 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
 
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
     check_capture_output(output)
+    check_dialect(dialect)
     cap = parse_size(body_cap)
     if reverse and upstream:
         raise WirecapError("--reverse and --upstream cannot be combined")

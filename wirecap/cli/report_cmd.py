@@ -9,7 +9,7 @@ import click
 
 from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
-from wirecap.cli.common import make_redactor, refuse_output_over_input, replacing_file
+from wirecap.cli.common import check_dialect, make_redactor, refuse_output_over_input, replacing_file
 from wirecap.errors import WirecapError
 
 FORMATS = ("term", "md", "html", "json")
@@ -47,6 +47,7 @@ def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str
     """
     if len(captures) > 2:
         raise WirecapError("report takes one capture, or two to compare")
+    check_dialect(dialect)
     redactor = make_redactor(False, redact_keys, redact_patterns)
     rep = build_report(list(captures), redactor=redactor, dialect=dialect)
     if fmt == "html":

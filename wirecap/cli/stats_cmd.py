@@ -7,6 +7,8 @@ from typing import Any
 import click
 import orjson
 
+from wirecap.cli.common import check_dialect
+
 
 def _fmt(v: Any, digits: int = 3) -> str:
     if v is None:
@@ -28,10 +30,7 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
     The mapping is documented in docs/stats.md.
     """
     from wirecap.analysis.stats import stats_capture
-    from wirecap.dialects import get_dialect
-
-    if dialect:
-        get_dialect(dialect)
+    check_dialect(dialect)
     sessions: list[dict[str, Any]] = []
     for cap in captures:
         for s in stats_capture(cap, dialect=dialect):

@@ -9,23 +9,12 @@ import threading
 
 import click
 
-from wirecap.cli.common import check_capture_output, make_redactor, redaction_options
+from wirecap.cli.common import check_capture_output, check_dialect, make_redactor, redaction_options
 from wirecap.errors import WirecapError
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel raised itself (e.g. Ctrl-C on a terminal)
 TICK = 0.05  # how often the main thread looks up from waiting for signals
-
-
-def _check_dialect(name: str | None) -> None:
-    if name is None:
-        return
-    try:
-        from wirecap.dialects import DIALECTS
-    except ImportError:  # dialects not available: keep the hint as given
-        return
-    if DIALECTS and name not in DIALECTS:
-        raise WirecapError(f"--dialect {name}: unknown dialect (known: {', '.join(sorted(DIALECTS))})")
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -54,7 +43,7 @@ def tee(output: str, dialect: str | None, use_pty: bool, record_stdin: bool, for
 
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
     check_capture_output(output)
-    _check_dialect(dialect)
+    check_dialect(dialect)
     if not command and (use_pty or record_stdin):
         raise WirecapError("--pty and --record-stdin need a command: wirecap tee -o CAP [OPTIONS] -- CMD ARGS...")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 import orjson
 
+from wirecap.cli.common import check_dialect
+
 
 @click.command()
 @click.argument("capture", metavar="CAP")
@@ -27,10 +29,7 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     error-severity finding exists, 0 otherwise, 2 when CAP cannot be read.
     """
     from wirecap.analysis.validate import has_errors, validate_capture
-    from wirecap.dialects import get_dialect
-
-    if dialect:
-        get_dialect(dialect)
+    check_dialect(dialect)
     options = {"heartbeat_interval": heartbeat_interval, "heartbeat_timeout": heartbeat_timeout,
                "ack_latency": ack_latency, "tool_call_timeout": tool_call_timeout, "gap": gap}
     found = validate_capture(capture, dialect=dialect, options={k: v for k, v in options.items() if v is not None})
