@@ -97,6 +97,8 @@ USAGE_ERRORS = [
     ("ca", "--bogus"),
     ("validate", str(HELLO), "--min-severity", "loud"),
     ("stats",),
+    ("cat", str(HELLO), "--width", "-5"),  # was taken as 0 (never cut)
+    ("report", str(HELLO), "--width", "-5"),  # was taken as 40
 ]
 
 
@@ -104,6 +106,15 @@ USAGE_ERRORS = [
 def test_usage_errors_are_one_line_naming_the_help(args):
     line = one_error_line(run_wirecap(*args))
     assert "--help" in line and "Usage:" not in line
+
+
+def test_help_metavars_say_what_to_give():
+    """Every option that takes a value names it (CAP, CH, NAME, N, SECONDS ...), never click's TEXT/INTEGER/FLOAT."""
+    import re
+
+    ref = (ROOT / "docs" / "commands" / "reference.md").read_text()
+    assert not re.findall(r"--[\w-]+ (?:TEXT|INTEGER|FLOAT|FILENAME)\b", ref)
+    assert "CAPTURE" not in ref and "[x>=" not in ref
 
 
 def test_bare_group_prints_its_help():

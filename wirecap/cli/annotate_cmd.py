@@ -61,17 +61,17 @@ def _from_validate(capture: str, author: str, dialect: str | None) -> None:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("capture", metavar="CAP")
 @click.argument("text", required=False)
-@click.option("--seq", type=int, help="The message (record seq) the note is about.")
+@click.option("--seq", type=int, metavar="SEQ", help="The message (record seq) the note is about.")
 @click.option("--to", "seq_end", type=int, metavar="SEQ", help="Make it a range: --seq FIRST --to LAST.")
-@click.option("--ch", help="The channel the note is about (alone: the whole channel).")
-@click.option("--tag", default="note", show_default=True, help="One word: bug, question, expected, ...")
-@click.option("--author", help="Who wrote it (default: $WIRECAP_AUTHOR, git user.name, $USER).")
+@click.option("--ch", metavar="CH", help="The channel the note is about (alone: the whole channel).")
+@click.option("--tag", default="note", metavar="TAG", show_default=True, help="One word: bug, question, expected, ...")
+@click.option("--author", metavar="NAME", help="Who wrote it (default: $WIRECAP_AUTHOR, git user.name, $USER).")
 @click.option("--list", "list_", is_flag=True, help="List the notes (a table; --json for JSON lines).")
 @click.option("--json", "as_json", is_flag=True, help="With --list: one JSON object per note.")
 @click.option("--rm", "rm_id", metavar="ID", help="Remove a note (appends a tombstone; a unique id prefix works).")
 @click.option("--from-validate", is_flag=True, help="Turn validation findings into notes (tag = severity); "
               "findings already noted are skipped.")
-@click.option("--dialect", help="With --from-validate: decode every channel as this dialect.")
+@click.option("--dialect", metavar="NAME", help="With --from-validate: decode every channel as this dialect.")
 def annotate(capture: str, text: str | None, seq: int | None, seq_end: int | None, ch: str | None, tag: str,
              author: str | None, list_: bool, as_json: bool, rm_id: str | None, from_validate: bool,
              dialect: str | None) -> None:

@@ -12,7 +12,7 @@ import click
 
 from wirecap.analysis.listing import RecordFilter, one_line, record_line
 from wirecap.capture.reader import CaptureReader
-from wirecap.cli.common import check_channels_exist, noting_channels
+from wirecap.cli.common import check_channels_exist, non_negative, noting_channels
 from wirecap.errors import WirecapError
 
 
@@ -73,7 +73,7 @@ def _width(width: int | None) -> int:
               help="Only messages whose payload text matches REGEX (other records: their JSON).")
 @click.option("--follow", "-f", is_flag=True,
               help="Keep reading as the capture grows; stop at its end record (Ctrl-C to quit).")
-@click.option("--width", type=int, default=None, metavar="N",
+@click.option("--width", type=int, callback=non_negative, default=None, metavar="N",
               help="Cut lines to N characters (default: the terminal width; 0 = never).")
 @click.option("--no-notes", is_flag=True, help="Do not show annotations from CAP.notes.jsonl.")
 def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str | None,

@@ -103,3 +103,10 @@ def check_dialect(name: str | None) -> None:
         from wirecap.dialects import get_dialect
 
         get_dialect(name)
+
+
+def non_negative(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """Click callback: a count or width below 0 is refused (IntRange would print `[x>=0]` in --help)."""
+    if value is not None and value < 0:
+        raise click.BadParameter(f"{value} is below 0", ctx=ctx, param=param)
+    return value

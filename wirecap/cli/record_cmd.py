@@ -89,7 +89,7 @@ def _write_port_file(path: str, port: int) -> None:
 @click.option("--upstream", metavar="URL", help="Regular proxy that forwards through another proxy at URL.")
 @click.option("--listen", metavar="HOST:PORT",
               help="Where the proxy listens (default 127.0.0.1:8080; 127.0.0.1 and a free port with -- CMD). Port 0 picks a free one.")
-@click.option("--port-file", type=click.Path(dir_okay=False), help="Write the listening port to this file once listening (for scripts).")
+@click.option("--port-file", type=click.Path(dir_okay=False), metavar="FILE", help="Write the listening port to this file once listening (for scripts).")
 @click.option("--body-cap", default="0", metavar="SIZE", help="Cut recorded bodies and messages at SIZE bytes (512k, 16m; 0 keeps all). The cut is recorded.")
 @click.option("--base-url-env", "base_url_envs", multiple=True, metavar="NAME",
               help="With --reverse and CMD: set env NAME (e.g. ANTHROPIC_BASE_URL) to the proxy's URL for CMD (repeatable).")

@@ -57,9 +57,9 @@ def replay() -> None:
 @click.option("--listen", "listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Address to listen on (port 0 picks a free one).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT", help="Port to listen on (same as --listen 127.0.0.1:PORT).")
-@click.option("--port-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--port-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the port number to this file once listening.")
-@click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)
+@click.option("--speed", type=float, default=1.0, show_default=True, metavar="FACTOR", help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--mode", type=click.Choice(["strict", "lenient"]), default="strict", show_default=True,
               help="strict: an unmatched client message fails (WS close 1011, HTTP 599); lenient: "
@@ -110,16 +110,16 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
 
 @replay.command()
 @click.argument("capture", metavar="CAP")
-@click.option("--url", required=True, help="The live server: ws://HOST:PORT[/path] or http://HOST:PORT[/prefix].")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+@click.option("--url", required=True, metavar="URL", help="The live server: ws://HOST:PORT[/path] or http://HOST:PORT[/prefix].")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None, metavar="CAP",
               help="Record the new exchange to this capture.")
 @click.option("--force", is_flag=True, help="Overwrite the output capture if it exists.")
-@click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)
+@click.option("--speed", type=float, default=1.0, show_default=True, metavar="FACTOR", help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--secret", "secrets", multiple=True, metavar="NAME=ENVVAR",
               help="Fill redacted placeholders of kind NAME (e.g. authtoken, bearer, x-api-key) with the "
                    "value of environment variable ENVVAR (repeatable).")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
               help="Seconds to wait for an expected server message before going on.")
 @click.option("--ignore", "ignore", multiple=True, metavar="PATH",
               help="Also ignore this field when comparing live server messages with recorded ones.")
@@ -172,7 +172,7 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
 
 @replay.command("exec")
 @click.argument("capture", metavar="CAP")
-@click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)
+@click.option("--speed", type=float, default=1.0, show_default=True, metavar="FACTOR", help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Replay only this pipe channel or stream (stdout, stderr; repeatable).")
@@ -185,10 +185,10 @@ def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[st
 
 @replay.command()
 @click.argument("capture", metavar="CAP")
-@click.option("--name", default=None, help="The CLI it stands for (for the comment in the script).")
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("--name", default=None, metavar="NAME", help="The CLI it stands for (for the comment in the script).")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="Where to write the executable (e.g. bin/claude).")
-@click.option("--speed", type=float, default=1.0, show_default=True, help=SPEED_HELP)
+@click.option("--speed", type=float, default=1.0, show_default=True, metavar="FACTOR", help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Replay only this pipe channel or stream (stdout, stderr; repeatable).")

@@ -9,7 +9,13 @@ import click
 
 from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
-from wirecap.cli.common import check_dialect, make_redactor, refuse_output_over_input, replacing_file
+from wirecap.cli.common import (
+    check_dialect,
+    make_redactor,
+    non_negative,
+    refuse_output_over_input,
+    replacing_file,
+)
 from wirecap.errors import WirecapError
 
 FORMATS = ("term", "md", "html", "json")
@@ -27,8 +33,8 @@ def default_html_path(capture: str) -> str:
                    "file; json: the report model.")
 @click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output "
               "(html without -o writes CAP.report.html beside the capture).")
-@click.option("--dialect", help="Decode every channel as this dialect instead of detecting it.")
-@click.option("--width", type=int, help="With --format term: the width to fit (default: the terminal's).")
+@click.option("--dialect", metavar="NAME", help="Decode every channel as this dialect instead of detecting it.")
+@click.option("--width", type=int, callback=non_negative, metavar="N", help="With --format term: the width to fit (default: the terminal's).")
 @click.option("--redact-key", "redact_keys", multiple=True, metavar="NAME",
               help="Also redact JSON values under key NAME in what is shown (repeatable).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True, metavar="REGEX",
