@@ -219,3 +219,24 @@ def test_an_unknown_dialect_is_refused_by_every_command(tmp_path: Path, args):
     line = one_error_line(run_wirecap(*[str(out) if a == "OUT" else a for a in args]))
     assert "unknown dialect 'nosuch'" in line and "claude-code" in line
     assert not out.exists()
+
+
+def test_diff_reads_a_capture_from_stdin_or_a_pipe():
+    # `wirecap diff - B` said "-: no such file"; a pipe (`<(...)`) was read twice and came out empty.
+    r = run_wirecap("diff", "-", str(HELLO), input=HELLO.read_bytes())
+    assert r.returncode == 0 and r.stdout.startswith(b"equal:"), r.stderr
+    r = run_wirecap("diff", str(HELLO), "-", "--summary", input=TOOL.read_bytes())
+    assert r.returncode == 1 and b"differences" in r.stdout, r.stderr
+    import subprocess
+    import sys
+
+    script = '"$0" -m wirecap diff <("$0" -m wirecap convert "$1") <(cat "$1")'
+    r = subprocess.run(["bash", "-c", script, sys.executable, str(HELLO)], capture_output=True, timeout=60)
+    assert r.returncode == 2 and b"cannot compare" in r.stderr  # both pipes read: an event file vs a capture
+    script = '"$0" -m wirecap diff <(cat "$1") <(cat "$1")'
+    r = subprocess.run(["bash", "-c", script, sys.executable, str(HELLO)], capture_output=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith(b"equal:"), r.stderr
+    r = run_wirecap("diff", "-", "-", input=HELLO.read_bytes())
+    assert "only one of A and B" in one_error_line(r)
+    line = one_error_line(run_wirecap("diff", "-", str(HELLO), input=b""))
+    assert line == "wirecap: -: empty file, not a wirecap capture"
