@@ -240,3 +240,21 @@ def test_diff_reads_a_capture_from_stdin_or_a_pipe():
     assert "only one of A and B" in one_error_line(r)
     line = one_error_line(run_wirecap("diff", "-", str(HELLO), input=b""))
     assert line == "wirecap: -: empty file, not a wirecap capture"
+
+
+def test_record_refuses_a_listen_address_it_cannot_use(tmp_path: Path):
+    # mitmproxy's own failure came out as two long lines suggesting `--mode regular@PORT` (not a wirecap option).
+    import socket
+
+    cap = tmp_path / "r.jsonl"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        line = one_error_line(run_wirecap("record", "-o", str(cap), "--listen", f"127.0.0.1:{port}", "--", "true"))
+    assert line == f"wirecap: --listen 127.0.0.1:{port}: cannot listen there: Address already in use"
+    line = one_error_line(run_wirecap("record", "-o", str(cap), "--listen", "no-such-host.invalid:0", "--", "true"))
+    assert line.startswith("wirecap: --listen no-such-host.invalid:0: cannot listen there")
+    line = one_error_line(run_wirecap("record", "-o", str(cap), "--upstream", "junk", "--", "true"))
+    assert line.startswith("wirecap: --upstream 'junk'")
+    assert not cap.exists()

@@ -35,6 +35,22 @@ def parse_listen(spec: str | None, default_port: int) -> tuple[str, int]:
     return h, portn
 
 
+def check_listen(host: str, port: int) -> None:
+    """Fail early, in one line, when the proxy could not listen there (mitmproxy would print its own
+    multi-line error that suggests one of its options, not ours)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, _t, _p, _c, addr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(addr)
+    except OSError as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise WirecapError(f"--listen {host}:{port}: cannot listen there: {why}") from None
+
+
 def parse_size(spec: str) -> int:
     m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[bB]?\s*", spec)
     if not m:
@@ -137,8 +153,11 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
         mode = f"reverse:{reverse}"
     else:
         mode = "regular"
+    if upstream and not re.match(r"^https?://[^/:]+(:\d+)?/?$", upstream):
+        raise WirecapError(f"--upstream {upstream!r}: expected http://HOST:PORT (the other proxy)")
     mode = normalize_mode(mode, upstream)
     host, port = parse_listen(listen, 0 if command else 8080)
+    check_listen(host, port)
     if command:
         _check_command(command)
 
