@@ -258,3 +258,12 @@ def test_record_refuses_a_listen_address_it_cannot_use(tmp_path: Path):
     line = one_error_line(run_wirecap("record", "-o", str(cap), "--upstream", "junk", "--", "true"))
     assert line.startswith("wirecap: --upstream 'junk'")
     assert not cap.exists()
+
+
+def test_import_refuses_a_wirecap_capture_as_a_transcript(tmp_path: Path):
+    # It was imported as the "stdout" of an unknown CLI: a capture of a capture, no error.
+    out = tmp_path / "i.jsonl"
+    line = one_error_line(run_wirecap("import", "-o", str(out), str(CODEX)))
+    assert "already a wirecap capture" in line and not out.exists()
+    r = run_wirecap("import", "-o", str(out), "--kind", "stdout", str(CODEX))
+    assert r.returncode == 0 and out.exists()

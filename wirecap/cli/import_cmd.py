@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import click
+import orjson
 
 from wirecap.capture.importers import KINDS, ImportOp, Source, convert, iso, merge
 from wirecap.capture.payload import encode_payload
@@ -32,6 +33,18 @@ def _read(path: str) -> bytes:
         raise WirecapError(f"{path}: is a directory, not a transcript") from None
     except OSError as e:
         raise WirecapError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def _refuse_capture(path: str, data: bytes) -> None:
+    """A wirecap capture given as a source would be imported as the text of a CLI's stdout."""
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return
+    if isinstance(obj, dict) and obj.get("type") == "header" and "wirecap" in obj:
+        raise WirecapError(f"{path}: already a wirecap capture; nothing to import (force with --kind stdout "
+                           "to record its lines as text)")
 
 
 def _side_reader(path: str):  # type: ignore[no-untyped-def]
@@ -105,6 +118,8 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
     imported_from: list[dict[str, Any]] = []
     for path in sources:
         src = Source(name=path, data=_read(path), side=_side_reader(path))
+        if kind is None:
+            _refuse_capture(path, src.data)
         k, ops = convert(src, kind, dialect=dialect)
         converted.append(ops)
         entry: dict[str, Any] = {"path": path, "kind": k, "bytes": len(src.data)}
