@@ -440,3 +440,11 @@ def remove_note(capture_path: str | os.PathLike[str], nid: str, *, author: str |
     note = matches[0]
     append_lines(capture_path, [tombstone(note.id, author=author or default_author())])
     return note
+
+
+NOTE_HEADERS = ["id", "points at", "tag", "text", "author", "time (UTC)"]
+
+
+def note_cells(n: Note) -> list[str]:
+    """A note as the NOTE_HEADERS cells (plain text; `annotate --list` and the reports add their own markup)."""
+    return [n.id, n.target(), n.tag, n.text, n.author, n.time[:19].replace("T", " ")]

@@ -37,8 +37,8 @@ def _list(capture: str, as_json: bool) -> None:
         return
     from tabulate import tabulate
 
-    rows = [[n.id, n.target(), n.tag, n.text, n.author, n.time[:19].replace("T", " ")] for n in notes]
-    click.echo(tabulate(rows, headers=["id", "points at", "tag", "text", "author", "time (UTC)"],
+    rows = [notes_mod.note_cells(n) for n in notes]
+    click.echo(tabulate(rows, headers=notes_mod.NOTE_HEADERS,
                         maxcolwidths=[None, None, None, 60, 20, None]))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.analysis.notes import Note
+from wirecap.analysis.notes import NOTE_HEADERS, Note, note_cells  # noqa: F401 - shared with the renderers
 from wirecap.analysis.report.model import CaptureReport, ConvEntry
 
 CHANNEL_HEADERS = ["channel", "kind", "what", "dialect", "c2s", "s2c", "bytes", "duration", "first reply",
@@ -12,7 +12,6 @@ CHANNEL_HEADERS = ["channel", "kind", "what", "dialect", "c2s", "s2c", "bytes", 
 SESSION_HEADERS = ["session", "channel", "dialect", "duration", "ttft", "LLM calls", "tool calls", "tokens in/out",
                    "cost USD", "errors"]
 FINDING_HEADERS = ["severity", "rule", "message", "where"]
-NOTE_HEADERS = ["id", "points at", "tag", "text", "author", "time (UTC)"]
 
 KIND_LABELS = {
     "user": "user",
@@ -88,6 +87,24 @@ def session_rows(cap: CaptureReport) -> list[list[Any]]:
     return rows
 
 
+def capture_problems(cap: CaptureReport, *, interrupted: bool = True) -> list[str]:
+    """What went wrong reading or recording the capture, one line each."""
+    problems = list(cap.reader_problems) + [
+        f"seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}" for e in cap.recorder_errors]
+    if interrupted and cap.interrupted:
+        problems.append(f"interrupted capture: {cap.interrupted}")
+    return problems
+
+
+def diff_table(diff: dict[str, Any]) -> tuple[list[str], list[list[Any]]] | None:
+    """The diff's row dicts as headers and rows (None when there are none)."""
+    rows = diff.get("rows") or []
+    if not (rows and isinstance(rows[0], dict)):
+        return None
+    headers = list(rows[0].keys())
+    return headers, [[r.get(h, "") for h in headers] for r in rows]
+
+
 def finding_where(f: dict[str, Any]) -> str:
     parts = []
     if f.get("seq") is not None:
@@ -119,6 +136,16 @@ def entry_title(e: ConvEntry) -> str:
 def rule_names(report: Any) -> set[str]:
     """Validation rule names in a report: our own vocabulary, never a secret."""
     return {str(f.get("rule")) for c in report.captures for f in (c.findings or []) if f.get("rule")}
+
+
+def redact_report_text(report: Any, text: str, redactor: Any | None = None) -> str:
+    """The last pass of every renderer: secret shapes in the rendered text redacted again, the report's
+    rule names left alone (default policy when no redactor is given)."""
+    if redactor is None:
+        from wirecap.capture.redact import Redactor
+
+        redactor = Redactor()
+    return redact_text(redactor, text, rule_names(report))
 
 
 def redact_text(redactor: Any, text: str, keep: set[str] = frozenset()) -> str:  # type: ignore[assignment]

@@ -23,11 +23,14 @@ from wirecap.analysis.report.common import (
     CHANNEL_HEADERS,
     NOTE_HEADERS,
     SESSION_HEADERS,
+    capture_problems,
     channel_notes,
     channel_rows,
+    diff_table,
     entry_title,
     finding_where,
     fmt_secs,
+    note_cells,
     notes_at,
     redact_text,
     rule_names,
@@ -229,16 +232,13 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
                  _e(f["message"]), _seq_link(ci, f.get("seq"), finding_where(f)) or _e(finding_where(f))]
                 for f in cap.findings]
         parts.append(_table(["severity", "rule", "message", "where"], rows, "findings") if rows else "<p>No findings.</p>")
-    problems = list(cap.reader_problems) + [
-        f"seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}" for e in cap.recorder_errors]
-    if cap.interrupted:
-        problems.append(f"interrupted capture: {cap.interrupted}")
+    problems = capture_problems(cap)
     if problems:
         parts.append('<h4>Capture problems</h4><ul class="problems">' + "".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
     parts.append("</section>")
     parts.append(f'<section id="c{ci}-notes"><h3>Notes</h3>')
-    rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()), _e(n.tag), _e(n.text),
-             _e(n.author), _e(n.time[:19].replace("T", " "))] for n in cap.notes]
+    rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()),
+             *[_e(v) for v in note_cells(n)[2:]]] for n in cap.notes]
     parts.append(_table(NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]
     parts.append("</section>")
@@ -335,10 +335,10 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
             out.write(f'<p class="muted">{_e(report.diff_note)}</p>')
         else:
             out.write("<p><strong>" + ("The captures are equal." if report.diff["equal"] else "The captures differ.") + "</strong></p>")
-            rows = report.diff.get("rows") or []
-            if rows and isinstance(rows[0], dict):
-                headers = list(rows[0].keys())
-                out.write(_table(headers, [[_e(r.get(h, "")) for h in headers] for r in rows]))
+            table = diff_table(report.diff)
+            if table is not None:
+                headers, rows = table
+                out.write(_table(headers, [[_e(v) for v in r] for r in rows]))
             if report.diff.get("text"):
                 out.write(f'<pre class="diff">{_e(report.diff["text"])}</pre>')
         out.write("</section>")

@@ -13,14 +13,16 @@ from wirecap.analysis.report.common import (
     CHANNEL_HEADERS,
     NOTE_HEADERS,
     SESSION_HEADERS,
+    capture_problems,
     channel_notes,
     channel_rows,
+    diff_table,
     entry_title,
     finding_where,
     fmt_secs,
+    note_cells,
     notes_at,
-    redact_text,
-    rule_names,
+    redact_report_text,
     session_rows,
 )
 from wirecap.analysis.report.model import CaptureReport, Report
@@ -126,14 +128,11 @@ def _capture(cap: CaptureReport, two: bool) -> list[str]:
     else:
         out.append(table(["severity", "rule", "message", "where"],
                          [[f["severity"], f"`{f['rule']}`", f["message"], finding_where(f)] for f in cap.findings]))
-    problems = list(cap.reader_problems) + [
-        f"seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}" for e in cap.recorder_errors]
-    if cap.interrupted:
-        problems.append(f"interrupted capture: {cap.interrupted}")
+    problems = capture_problems(cap)
     if problems:
         out += ["", f"{h}# Capture problems", "", *[f"- {p}" for p in problems]]
     out += ["", f"{h}# Notes", ""]
-    rows = [[f"`{n.id}`", n.target(), n.tag, n.text, n.author, n.time[:19].replace("T", " ")] for n in cap.notes]
+    rows = [[f"`{n.id}`", *note_cells(n)[1:]] for n in cap.notes]
     out.append(table(NOTE_HEADERS, rows) if rows else "No notes.")
     out += [f"- ⚠ {w}" for w in cap.note_warnings]
     out += ["", f"{h}# Conversation", *_conversation(cap), ""]
@@ -160,15 +159,12 @@ def render_markdown(report: Report, *, redactor: Redactor | None = None) -> str:
             lines.append(f"_{report.diff_note}_")
         else:
             lines.append("The captures are **equal**." if report.diff["equal"] else "The captures **differ**.")
-            rows = report.diff.get("rows") or []
-            if rows and isinstance(rows[0], dict):
-                headers = list(rows[0].keys())
-                lines += ["", table(headers, [[r.get(k, "") for k in headers] for r in rows])]
+            rows = diff_table(report.diff)
+            if rows is not None:
+                lines += ["", table(*rows)]
             if report.diff.get("text"):
                 lines += ["", "<details><summary>unified diff</summary>", "", fence(report.diff["text"], "diff"), "",
                           "</details>"]
     lines.append("")
     lines.append("<sub>made by `wirecap report`; secrets are redacted.</sub>")
-    text = "\n".join(lines) + "\n"
-    redactor = redactor if redactor is not None else Redactor()
-    return redact_text(redactor, text, rule_names(report))
+    return redact_report_text(report, "\n".join(lines) + "\n", redactor)

@@ -14,14 +14,16 @@ from wirecap.analysis.report.common import (
     FINDING_HEADERS,
     NOTE_HEADERS,
     SESSION_HEADERS,
+    capture_problems,
     channel_notes,
     channel_rows,
+    diff_table,
     entry_title,
     finding_where,
     fmt_secs,
+    note_cells,
     notes_at,
-    redact_text,
-    rule_names,
+    redact_report_text,
     session_rows,
 )
 from wirecap.analysis.report.model import CaptureReport, Report, timeline_bins
@@ -155,13 +157,12 @@ def _capture(cap: CaptureReport, width: int) -> list[str]:
     else:
         rows = [[f["severity"], f["rule"], f["message"], finding_where(f)] for f in cap.findings]
         out.append(fit_table(FINDING_HEADERS, rows, width, wide=(2,)) if rows else "no findings")
-    if cap.reader_problems or cap.recorder_errors:
+    problems = capture_problems(cap, interrupted=False)
+    if problems:
         out += ["", "-- capture problems --"]
-        out += [f"  {p}" for p in cap.reader_problems]
-        out += [f"  seq {e['seq']}: recorder error at {e.get('where') or '?'}: {e.get('message')}"
-                for e in cap.recorder_errors]
+        out += [f"  {p}" for p in problems]
     out += ["", "-- notes --"]
-    rows = [[n.id, n.target(), n.tag, n.text, n.author, n.time[:19].replace("T", " ")] for n in cap.notes]
+    rows = [note_cells(n) for n in cap.notes]
     out.append(fit_table(NOTE_HEADERS, rows, width, wide=(3,)) if rows else "no notes")
     out += [f"  warning: {w}" for w in cap.note_warnings]
     out += ["", "-- conversation --", _conversation(cap, width)]
@@ -181,12 +182,9 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
             lines.append(report.diff_note)
         else:
             lines.append("the captures are equal" if report.diff["equal"] else "the captures differ")
-            rows = report.diff.get("rows") or []
-            if rows and isinstance(rows[0], dict):
-                headers = list(rows[0].keys())
-                lines.append(fit_table(headers, [[r.get(h, "") for h in headers] for r in rows], width))
+            table = diff_table(report.diff)
+            if table is not None:
+                lines.append(fit_table(*table, width))
             if report.diff.get("text"):
                 lines += ["", report.diff["text"]]
-    text = "\n".join(lines).rstrip() + "\n"
-    redactor = redactor if redactor is not None else Redactor()
-    return redact_text(redactor, text, rule_names(report))
+    return redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)
