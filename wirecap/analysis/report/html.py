@@ -19,23 +19,7 @@ from typing import IO, Any
 
 import orjson
 
-from wirecap.analysis.report.common import (
-    CHANNEL_HEADERS,
-    NOTE_HEADERS,
-    SESSION_HEADERS,
-    capture_problems,
-    channel_notes,
-    channel_rows,
-    diff_table,
-    entry_title,
-    finding_where,
-    fmt_secs,
-    note_cells,
-    notes_at,
-    redact_text,
-    rule_names,
-    session_rows,
-)
+from wirecap.analysis.report import common
 from wirecap.analysis.report.model import CaptureReport, Report, preview, timeline_bins
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
@@ -95,7 +79,7 @@ def _timeline(cap: CaptureReport) -> str:
     for i in range(5):
         t = dur * i / 4
         parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="0" y2="{h - 18}" class="tick"/>'
-                     f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="{("start", "middle", "middle", "middle", "end")[i]}">{_e(fmt_secs(t) or "0 ms")}</text>')
+                     f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="{("start", "middle", "middle", "middle", "end")[i]}">{_e(common.fmt_secs(t) or "0 ms")}</text>')
     for li, c in enumerate(chans):
         y = li * lane_h
         parts.append(f'<text x="4" y="{y + 16}" class="lane">{_e(c.ch)}</text>'
@@ -115,11 +99,11 @@ def _timeline(cap: CaptureReport) -> str:
                              f'height="{bh:.1f}" class="msg"><title>{n} message(s) near {dur * bi / TIMELINE_BINS:.2f}s</title></rect>')
         for a, b in c.gaps:
             parts.append(f'<rect x="{x(a):.1f}" y="{y + 2}" width="{max(1.0, x(b) - x(a)):.1f}" height="{lane_h - 4}" '
-                         f'class="gap"><title>{_e(c.ch)}: silent {fmt_secs(b - a)} ({a:.2f}s → {b:.2f}s)</title></rect>')
+                         f'class="gap"><title>{_e(c.ch)}: silent {common.fmt_secs(b - a)} ({a:.2f}s → {b:.2f}s)</title></rect>')
         if c.first_reply_at is not None:
             fx = x(c.first_reply_at)
             parts.append(f'<path d="M{fx:.1f},{y + 1} l-4,-0 l4,7 l4,-7 z" class="ttft"><title>{_e(c.ch)}: first reply after '
-                         f'{_e(fmt_secs(c.first_reply))}</title></path><line x1="{fx:.1f}" x2="{fx:.1f}" y1="{y + 3}" '
+                         f'{_e(common.fmt_secs(c.first_reply))}</title></path><line x1="{fx:.1f}" x2="{fx:.1f}" y1="{y + 3}" '
                          f'y2="{y + lane_h - 3}" class="ttftline"/>')
     parts.append("</svg>")
     legend = ('<p class="legend"><span class="sw msg"></span> messages (bar height = density) '
@@ -129,8 +113,8 @@ def _timeline(cap: CaptureReport) -> str:
     for c in chans:
         bits = []
         if c.first_reply is not None:
-            bits.append(f"first reply after {_e(fmt_secs(c.first_reply))}")
-        bits += [f"silent {_e(fmt_secs(b - a))} from {a:.2f}s" for a, b in c.gaps]
+            bits.append(f"first reply after {_e(common.fmt_secs(c.first_reply))}")
+        bits += [f"silent {_e(common.fmt_secs(b - a))} from {a:.2f}s" for a, b in c.gaps]
         if bits:
             marks.append(f"<li><code>{_e(c.ch)}</code>: {'; '.join(bits)}</li>")
     return "".join(parts) + legend + (f"<ul class=\"marks\">{''.join(marks)}</ul>" if marks else "")
@@ -160,13 +144,13 @@ def _conversation(cap: CaptureReport, ci: int) -> str:
                 out.append(f'<p class="muted nodecoder"><code>{_e(ch)}</code>: {_e(cap.conversation_notes[ch])}</p>')
             continue
         out.append(f'<div class="conv"><h4><code>{_e(ch)}</code></h4>')
-        out += [_note_html(n, ci) for n in channel_notes(cap.notes, ch)]
+        out += [_note_html(n, ci) for n in common.channel_notes(cap.notes, ch)]
         for e in entries:
             if budget <= 0:
                 break
             budget -= 1
             link = _seq_link(ci, e.seq)
-            title = f'<span class="who">{_e(entry_title(e))}</span> <span class="seq">{link}</span>'
+            title = f'<span class="who">{_e(common.entry_title(e))}</span> <span class="seq">{link}</span>'
             cls = f"entry k-{e.kind}" + (" is-error" if e.is_error else "")
             if e.kind == "reasoning":
                 body = f"<details><summary>{title} <span class=\"muted\">({len(e.text)} characters)</span></summary>{_pre(e.text)}</details>"
@@ -179,7 +163,7 @@ def _conversation(cap: CaptureReport, ci: int) -> str:
                 body = f"<div>{title}</div><div class=\"text\">{_e(_clip(e.text))}</div>"
             else:
                 body = f"<div>{title} <span class=\"text\">{_e(e.text)}</span></div>"
-            out.append(f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in notes_at(cap.notes, e))}</div>')
+            out.append(f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in common.notes_at(cap.notes, e))}</div>')
         out.append("</div>")
     left = cap.conversation_truncated + max(0, sum(len(v) for v in cap.conversation.values()) - STATIC_CONVERSATION)
     if left:
@@ -215,11 +199,11 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
     summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
     parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
              f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>']
-    rows = [[_e(v) for v in r] for r in channel_rows(cap)]
-    parts.append(f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(CHANNEL_HEADERS, rows)}</section>')
+    rows = [[_e(v) for v in r] for r in common.channel_rows(cap)]
+    parts.append(f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(common.CHANNEL_HEADERS, rows)}</section>')
     parts.append(f'<section id="c{ci}-sessions"><h3>Sessions</h3>')
     if cap.sessions is not None:
-        parts.append(_table(SESSION_HEADERS, [[_e(v) for v in r] for r in session_rows(cap)]))
+        parts.append(_table(common.SESSION_HEADERS, [[_e(v) for v in r] for r in common.session_rows(cap)]))
     else:
         parts.append(f'<p class="muted">{_e(cap.sessions_note)}</p>')
     parts.append("</section>")
@@ -229,17 +213,17 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
         parts.append(f'<p class="muted">{_e(cap.findings_note)}</p>')
     else:
         rows = [[f'<span class="badge sev-{_e(f["severity"])}">{_e(f["severity"])}</span>', f"<code>{_e(f['rule'])}</code>",
-                 _e(f["message"]), _seq_link(ci, f.get("seq"), finding_where(f)) or _e(finding_where(f))]
+                 _e(f["message"]), _seq_link(ci, f.get("seq"), common.finding_where(f)) or _e(common.finding_where(f))]
                 for f in cap.findings]
         parts.append(_table(["severity", "rule", "message", "where"], rows, "findings") if rows else "<p>No findings.</p>")
-    problems = capture_problems(cap)
+    problems = common.capture_problems(cap)
     if problems:
         parts.append('<h4>Capture problems</h4><ul class="problems">' + "".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
     parts.append("</section>")
     parts.append(f'<section id="c{ci}-notes"><h3>Notes</h3>')
     rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()),
-             *[_e(v) for v in note_cells(n)[2:]]] for n in cap.notes]
-    parts.append(_table(NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
+             *[_e(v) for v in common.note_cells(n)[2:]]] for n in cap.notes]
+    parts.append(_table(common.NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]
     parts.append("</section>")
     parts.append(f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>')
@@ -309,7 +293,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
             if isinstance(f.get("seq"), int):
                 findings_by_seq.setdefault(f["seq"], []).append(f)
         static = _capture_static(cap, ci, two)
-        out.write(static if cap.pre_redacted else redact_text(redactor, static, rule_names(report)))
+        out.write(static if cap.pre_redacted else common.redact_text(redactor, static, common.rule_names(report)))
         out.write(_messages_head(cap, ci))
         shown = 0
         if cap.iter_records is not None:
@@ -335,7 +319,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
             out.write(f'<p class="muted">{_e(report.diff_note)}</p>')
         else:
             out.write("<p><strong>" + ("The captures are equal." if report.diff["equal"] else "The captures differ.") + "</strong></p>")
-            table = diff_table(report.diff)
+            table = common.diff_table(report.diff)
             if table is not None:
                 headers, rows = table
                 out.write(_table(headers, [[_e(v) for v in r] for r in rows]))

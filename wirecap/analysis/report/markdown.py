@@ -9,22 +9,7 @@ from typing import Any
 
 import orjson
 
-from wirecap.analysis.report.common import (
-    CHANNEL_HEADERS,
-    NOTE_HEADERS,
-    SESSION_HEADERS,
-    capture_problems,
-    channel_notes,
-    channel_rows,
-    diff_table,
-    entry_title,
-    finding_where,
-    fmt_secs,
-    note_cells,
-    notes_at,
-    redact_report_text,
-    session_rows,
-)
+from wirecap.analysis.report import common
 from wirecap.analysis.report.model import CaptureReport, Report
 from wirecap.capture.redact import Redactor
 
@@ -73,29 +58,29 @@ def _conversation(cap: CaptureReport) -> list[str]:
                 out.append(f"- `{ch}`: {cap.conversation_notes[ch]}")
             continue
         out += ["", f"#### `{ch}`", ""]
-        for n in channel_notes(cap.notes, ch):
+        for n in common.channel_notes(cap.notes, ch):
             out.append(f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n")
         for e in entries:
             if shown >= MAX_CONV_ENTRIES:
                 break
             shown += 1
             where = f"seq {e.seq}" if e.seq is not None else ""
-            title = f"**{entry_title(e)}**" + (f" <sub>{where}</sub>" if where else "")
+            title = f"**{common.entry_title(e)}**" + (f" <sub>{where}</sub>" if where else "")
             if e.kind == "reasoning":
-                out += [f"<details><summary>{entry_title(e)} ({len(e.text)} characters) {where}</summary>", "",
+                out += [f"<details><summary>{common.entry_title(e)} ({len(e.text)} characters) {where}</summary>", "",
                         fence(e.text), "", "</details>", ""]
             elif e.kind == "tool_call":
                 args = e.text or (orjson.dumps(e.input, option=orjson.OPT_INDENT_2).decode() if e.input is not None else "")
                 out += [title, "", fence(args, "json") if args else "", ""]
             elif e.kind == "tool_result":
-                out += [f"<details><summary>{entry_title(e)} {where}</summary>", "", fence(e.text), "", "</details>", ""]
+                out += [f"<details><summary>{common.entry_title(e)} {where}</summary>", "", fence(e.text), "", "</details>", ""]
             elif e.kind == "user":
                 out += [title, "", _quote(e.text), ""]
             else:
                 out += [title + (f": {e.text}" if e.kind in ("status", "session", "result", "error") else ""), ""]
                 if e.kind == "assistant":
                     out += [e.text, ""]
-            for n in notes_at(cap.notes, e):
+            for n in common.notes_at(cap.notes, e):
                 out.append(f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n")
     total = sum(len(v) for v in cap.conversation.values())
     if total > shown:
@@ -107,17 +92,17 @@ def _capture(cap: CaptureReport, two: bool) -> list[str]:
     h = "##" if two else "#"
     out = [f"{h} wirecap report: `{cap.name}`", ""]
     out += [f"{h}# Summary", "", table(["", ""], [[k, v] for k, v in cap.summary_rows()]), ""]
-    out += [f"{h}# Channels", "", table(CHANNEL_HEADERS, channel_rows(cap)), ""]
+    out += [f"{h}# Channels", "", table(common.CHANNEL_HEADERS, common.channel_rows(cap)), ""]
     if cap.sessions is not None:
-        out += [f"{h}# Sessions", "", table(SESSION_HEADERS, session_rows(cap)), ""]
+        out += [f"{h}# Sessions", "", table(common.SESSION_HEADERS, common.session_rows(cap)), ""]
     elif cap.sessions_note:
         out += [f"_{cap.sessions_note}_", ""]
     marks = []
     for c in cap.channels:
         if c.first_reply is not None:
-            marks.append(f"- `{c.ch}`: first reply after {fmt_secs(c.first_reply)}")
+            marks.append(f"- `{c.ch}`: first reply after {common.fmt_secs(c.first_reply)}")
         for a, b in c.gaps:
-            marks.append(f"- `{c.ch}`: silent for {fmt_secs(b - a)} from {a:.2f}s to {b:.2f}s")
+            marks.append(f"- `{c.ch}`: silent for {common.fmt_secs(b - a)} from {a:.2f}s to {b:.2f}s")
     if marks:
         out += [f"{h}# Timeline marks", "", *marks, ""]
     out += [f"{h}# Findings", ""]
@@ -127,13 +112,13 @@ def _capture(cap: CaptureReport, two: bool) -> list[str]:
         out.append("No findings.")
     else:
         out.append(table(["severity", "rule", "message", "where"],
-                         [[f["severity"], f"`{f['rule']}`", f["message"], finding_where(f)] for f in cap.findings]))
-    problems = capture_problems(cap)
+                         [[f["severity"], f"`{f['rule']}`", f["message"], common.finding_where(f)] for f in cap.findings]))
+    problems = common.capture_problems(cap)
     if problems:
         out += ["", f"{h}# Capture problems", "", *[f"- {p}" for p in problems]]
     out += ["", f"{h}# Notes", ""]
-    rows = [[f"`{n.id}`", *note_cells(n)[1:]] for n in cap.notes]
-    out.append(table(NOTE_HEADERS, rows) if rows else "No notes.")
+    rows = [[f"`{n.id}`", *common.note_cells(n)[1:]] for n in cap.notes]
+    out.append(table(common.NOTE_HEADERS, rows) if rows else "No notes.")
     out += [f"- ⚠ {w}" for w in cap.note_warnings]
     out += ["", f"{h}# Conversation", *_conversation(cap), ""]
     if cap.relevant:
@@ -159,7 +144,7 @@ def render_markdown(report: Report, *, redactor: Redactor | None = None) -> str:
             lines.append(f"_{report.diff_note}_")
         else:
             lines.append("The captures are **equal**." if report.diff["equal"] else "The captures **differ**.")
-            rows = diff_table(report.diff)
+            rows = common.diff_table(report.diff)
             if rows is not None:
                 lines += ["", table(*rows)]
             if report.diff.get("text"):
@@ -167,4 +152,4 @@ def render_markdown(report: Report, *, redactor: Redactor | None = None) -> str:
                           "</details>"]
     lines.append("")
     lines.append("<sub>made by `wirecap report`; secrets are redacted.</sub>")
-    return redact_report_text(report, "\n".join(lines) + "\n", redactor)
+    return common.redact_report_text(report, "\n".join(lines) + "\n", redactor)

@@ -9,23 +9,7 @@ from typing import Any
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from wirecap.analysis.report.common import (
-    CHANNEL_HEADERS,
-    FINDING_HEADERS,
-    NOTE_HEADERS,
-    SESSION_HEADERS,
-    capture_problems,
-    channel_notes,
-    channel_rows,
-    diff_table,
-    entry_title,
-    finding_where,
-    fmt_secs,
-    note_cells,
-    notes_at,
-    redact_report_text,
-    session_rows,
-)
+from wirecap.analysis.report import common
 from wirecap.analysis.report.model import CaptureReport, Report, timeline_bins
 from wirecap.capture.redact import Redactor
 
@@ -91,7 +75,7 @@ def _timeline(cap: CaptureReport, width: int) -> str:
         return "(no messages)"
     label_w = min(14, max(len(c.ch) for c in chans))
     bins_n = max(10, width - label_w - 3)
-    lines = [f"{'':{label_w}}  0s{' ' * max(0, bins_n - 2 - len(fmt_secs(cap.duration)))}{fmt_secs(cap.duration)}"]
+    lines = [f"{'':{label_w}}  0s{' ' * max(0, bins_n - 2 - len(common.fmt_secs(cap.duration)))}{common.fmt_secs(cap.duration)}"]
     for c in chans:
         bins = timeline_bins(c.times, cap.duration, bins_n)
         top = max(bins) or 1
@@ -101,9 +85,9 @@ def _timeline(cap: CaptureReport, width: int) -> str:
     for c in chans:
         bits = []
         if c.first_reply is not None:
-            bits.append(f"first reply after {fmt_secs(c.first_reply)}")
+            bits.append(f"first reply after {common.fmt_secs(c.first_reply)}")
         for a, b in c.gaps:
-            bits.append(f"gap {fmt_secs(b - a)} at {a:.2f}s")
+            bits.append(f"gap {common.fmt_secs(b - a)} at {a:.2f}s")
         if bits:
             marks.append(f"{c.ch}: " + "; ".join(bits))
     return "\n".join(lines + [""] + marks) if marks else "\n".join(lines)
@@ -116,10 +100,10 @@ def _conversation(cap: CaptureReport, width: int) -> str:
         entries = cap.conversation.get(ch)
         if entries:
             out.append(f"[{ch}]")
-            for n in channel_notes(cap.notes, ch):
+            for n in common.channel_notes(cap.notes, ch):
                 out.append(f"  📝 {n.tag} ({n.author}): {n.text}")
             for e in entries:
-                head = f"  #{e.seq if e.seq is not None else '-'} {entry_title(e)}"
+                head = f"  #{e.seq if e.seq is not None else '-'} {common.entry_title(e)}"
                 if e.kind == "reasoning":
                     out.append(f"{head}: ({len(e.text)} characters, folded)")
                     continue
@@ -133,7 +117,7 @@ def _conversation(cap: CaptureReport, width: int) -> str:
                     out.extend(textwrap.wrap(para, wrap, initial_indent="      ", subsequent_indent="      ") or [""])
                 if len(body.splitlines()) > 20:
                     out.append(f"      … ({len(body.splitlines()) - 20} more lines)")
-                for n in notes_at(cap.notes, e):
+                for n in common.notes_at(cap.notes, e):
                     out.append(f"      📝 [{n.id}] {n.tag} ({n.author}): {n.text}")
         elif ch in cap.conversation_notes:
             out.extend(textwrap.wrap(f"[{ch}] {cap.conversation_notes[ch]}", width, subsequent_indent="    "))
@@ -146,24 +130,24 @@ def _capture(cap: CaptureReport, width: int) -> list[str]:
     out = [f"== {cap.name} ==", ""]
     out.append(tabulate([[k, _cut(v, max(20, width - 28))] for k, v in cap.summary_rows()], tablefmt="plain",
                         disable_numparse=True))
-    out += ["", "-- channels --", fit_table(CHANNEL_HEADERS, channel_rows(cap), width, wide=(2, 9, 10))]
+    out += ["", "-- channels --", fit_table(common.CHANNEL_HEADERS, common.channel_rows(cap), width, wide=(2, 9, 10))]
     out += ["", "-- sessions --"]
-    out.append(fit_table(SESSION_HEADERS, session_rows(cap), width, wide=(0, 6)) if cap.sessions is not None
+    out.append(fit_table(common.SESSION_HEADERS, common.session_rows(cap), width, wide=(0, 6)) if cap.sessions is not None
                else cap.sessions_note)
     out += ["", "-- timeline --", _timeline(cap, width)]
     out += ["", "-- findings --"]
     if cap.findings is None:
         out.append(cap.findings_note)
     else:
-        rows = [[f["severity"], f["rule"], f["message"], finding_where(f)] for f in cap.findings]
-        out.append(fit_table(FINDING_HEADERS, rows, width, wide=(2,)) if rows else "no findings")
-    problems = capture_problems(cap, interrupted=False)
+        rows = [[f["severity"], f["rule"], f["message"], common.finding_where(f)] for f in cap.findings]
+        out.append(fit_table(common.FINDING_HEADERS, rows, width, wide=(2,)) if rows else "no findings")
+    problems = common.capture_problems(cap, interrupted=False)
     if problems:
         out += ["", "-- capture problems --"]
         out += [f"  {p}" for p in problems]
     out += ["", "-- notes --"]
-    rows = [note_cells(n) for n in cap.notes]
-    out.append(fit_table(NOTE_HEADERS, rows, width, wide=(3,)) if rows else "no notes")
+    rows = [common.note_cells(n) for n in cap.notes]
+    out.append(fit_table(common.NOTE_HEADERS, rows, width, wide=(3,)) if rows else "no notes")
     out += [f"  warning: {w}" for w in cap.note_warnings]
     out += ["", "-- conversation --", _conversation(cap, width)]
     out += [f"warning: {w}" for w in cap.warnings]
@@ -182,9 +166,9 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
             lines.append(report.diff_note)
         else:
             lines.append("the captures are equal" if report.diff["equal"] else "the captures differ")
-            table = diff_table(report.diff)
+            table = common.diff_table(report.diff)
             if table is not None:
                 lines.append(fit_table(*table, width))
             if report.diff.get("text"):
                 lines += ["", report.diff["text"]]
-    return redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)
+    return common.redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)
