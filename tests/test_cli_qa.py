@@ -267,3 +267,11 @@ def test_import_refuses_a_wirecap_capture_as_a_transcript(tmp_path: Path):
     assert "already a wirecap capture" in line and not out.exists()
     r = run_wirecap("import", "-o", str(out), "--kind", "stdout", str(CODEX))
     assert r.returncode == 0 and out.exists()
+
+
+def test_export_takes_dash_o_like_every_command_that_writes(tmp_path: Path):
+    # export alone spelled its output --har; -o/--output now works there too (--har stays an alias).
+    a, b = tmp_path / "a.har", tmp_path / "b.har"
+    assert run_wirecap("export", str(HELLO), "-o", str(a)).returncode == 0
+    assert run_wirecap("export", str(HELLO), "--har", str(b)).returncode == 0
+    assert a.read_bytes() == b.read_bytes() and b'"version": "1.2"' in a.read_bytes()

@@ -1,4 +1,4 @@
-"""`wirecap export CAP --har OUT`: a capture as HAR 1.2 for browser devtools and HTTP tools."""
+"""`wirecap export CAP -o OUT`: a capture as HAR 1.2 for browser devtools and HTTP tools."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from wirecap.export.har import capture_to_har
 
 @click.command()
 @click.argument("capture", metavar="CAP")
-@click.option("--har", "har_path", required=True, metavar="OUT",
-              help="Write HAR 1.2 to OUT (`-` for stdout).")
+@click.option("-o", "--output", "--har", "har_path", required=True, metavar="OUT",
+              help="Write HAR 1.2 to OUT (`-` for stdout). `--har OUT` is the same option.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def export(capture: str, har_path: str, force: bool) -> None:
     """Export the capture CAP as HAR 1.2.
@@ -26,7 +26,7 @@ def export(capture: str, har_path: str, force: bool) -> None:
     pipe channels have no HAR form and are skipped (counted on stderr). Redaction placeholders stay
     as they are in the capture.
     """
-    refuse_output_over_input(har_path, [capture], option="--har")
+    refuse_output_over_input(har_path, [capture])
     with CaptureReader(capture) as reader:
         har, counts = capture_to_har(reader.header, reader)
     data = orjson.dumps(har, option=orjson.OPT_INDENT_2) + b"\n"
