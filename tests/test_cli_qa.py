@@ -275,3 +275,9 @@ def test_export_takes_dash_o_like_every_command_that_writes(tmp_path: Path):
     assert run_wirecap("export", str(HELLO), "-o", str(a)).returncode == 0
     assert run_wirecap("export", str(HELLO), "--har", str(b)).returncode == 0
     assert a.read_bytes() == b.read_bytes() and b'"version": "1.2"' in a.read_bytes()
+
+
+def test_report_has_json_like_the_other_reading_commands():
+    r = run_wirecap("report", str(CODEX), "--json")
+    assert r.returncode == 0 and r.stdout == run_wirecap("report", str(CODEX), "-f", "json").stdout
+    assert "two formats" in one_error_line(run_wirecap("report", str(CODEX), "--json", "-f", "md"))

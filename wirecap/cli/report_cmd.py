@@ -31,6 +31,7 @@ def default_html_path(capture: str) -> str:
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="term", show_default=True,
               help="term: tables for this terminal; md: Markdown for a bug report; html: one self-contained "
                    "file; json: the report model.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json (like every command's --json).")
 @click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output "
               "(html without -o writes CAP.report.html beside the capture).")
 @click.option("--dialect", metavar="NAME", help="Decode every channel as this dialect instead of detecting it.")
@@ -39,7 +40,7 @@ def default_html_path(capture: str) -> str:
               help="Also redact JSON values under key NAME in what is shown (repeatable).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True, metavar="REGEX",
               help="Also redact substrings matching REGEX in what is shown (repeatable).")
-def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str | None, width: int | None,
+def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | None, dialect: str | None, width: int | None,
            redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
     """Report on CAP (stats, timeline, conversation, findings, notes), or on CAP and CAP2 with their diff.
 
@@ -53,6 +54,10 @@ def report(captures: tuple[str, ...], fmt: str, output: str | None, dialect: str
     """
     if len(captures) > 2:
         raise WirecapError("report takes one capture, or two to compare")
+    if as_json:
+        if fmt not in ("term", "json"):
+            raise WirecapError(f"--json and --format {fmt} ask for two formats; give one")
+        fmt = "json"
     check_dialect(dialect)
     redactor = make_redactor(False, redact_keys, redact_patterns)
     rep = build_report(list(captures), redactor=redactor, dialect=dialect)
