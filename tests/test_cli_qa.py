@@ -281,3 +281,18 @@ def test_report_has_json_like_the_other_reading_commands():
     r = run_wirecap("report", str(CODEX), "--json")
     assert r.returncode == 0 and r.stdout == run_wirecap("report", str(CODEX), "-f", "json").stdout
     assert "two formats" in one_error_line(run_wirecap("report", str(CODEX), "--json", "-f", "md"))
+
+
+def test_quiet_silences_the_summary_lines(tmp_path: Path):
+    """-q/--quiet means the same on every command that prints progress: nothing on stderr when all is well."""
+    stdout_sample = ROOT / "tests" / "fixtures" / "samples" / "codex_hello.jsonl"
+    runs = {
+        "import": ("import", "-q", "-o", str(tmp_path / "i.jsonl"), str(stdout_sample)),
+        "export": ("export", "-q", str(HELLO), "-o", str(tmp_path / "x.har")),
+        "shim": ("replay", "shim", "-q", str(HELLO), "-o", str(tmp_path / "bin" / "claude")),
+    }
+    for name, args in runs.items():
+        loud = run_wirecap(*[a for a in args if a != "-q"], "--force")
+        assert loud.returncode == 0 and loud.stderr.startswith(b"wirecap"), (name, loud.stderr)
+        r = run_wirecap(*args, "--force")
+        assert r.returncode == 0 and r.stderr == b"", (name, r.stderr)

@@ -18,7 +18,8 @@ from wirecap.export.har import capture_to_har
 @click.option("-o", "--output", "--har", "har_path", required=True, metavar="OUT",
               help="Write HAR 1.2 to OUT (`-` for stdout). `--har OUT` is the same option.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def export(capture: str, har_path: str, force: bool) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the 'exported N entries' summary on stderr.")
+def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     """Export the capture CAP as HAR 1.2.
 
     One entry per HTTP exchange (request and response bodies; an SSE stream's events joined back
@@ -44,5 +45,7 @@ def export(capture: str, har_path: str, force: bool) -> None:
             f.write(data)
     for line in reader.report():
         click.echo(f"wirecap: {line}", err=True)
+    if quiet:
+        return
     click.echo(f"wirecap: exported {counts['http']} HTTP and {counts['ws']} WebSocket entries"
                + (f"; skipped {counts['skipped']} process/pipe channels" if counts["skipped"] else ""), err=True)

@@ -93,8 +93,9 @@ def write_ops(writer: CaptureWriter, t0: float | None, ops: list[ImportOp]) -> d
               help="Dialect hint for stdout transcripts (default: guessed: claude-code, codebuddy, "
                    "codebuff-events, codex-exec, opencode).")
 @click.option("--force", is_flag=True, help="Replace CAP if it exists.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the 'wrote CAP' summary on stderr.")
 @redaction_options
-def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: str | None, force: bool,
+def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: str | None, force: bool, quiet: bool,
             no_redact: bool, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
     """Make the capture CAP from transcripts you already have.
 
@@ -140,5 +141,6 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
     finally:
         writer.close()
     n = sum(1 for op in ops if op.rtype == "msg")
-    click.echo(f"wirecap: wrote {output}: {writer.records} records, {n} messages from {len(sources)} source(s)",
-               err=True)
+    if not quiet:
+        click.echo(f"wirecap: wrote {output}: {writer.records} records, {n} messages from {len(sources)} source(s)",
+                   err=True)

@@ -192,9 +192,10 @@ def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[st
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Replay only this pipe channel or stream (stdout, stderr; repeatable).")
-@click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the 'wrote FILE' line on stderr.")
 def shim(capture: str, name: str | None, output: str, speed: float, max_wait: float | None,
-         channels: tuple[str, ...], force: bool) -> None:
+         channels: tuple[str, ...], force: bool, quiet: bool) -> None:
     """Write an executable that acts as the recorded CLI, so a program that runs it works offline.
 
     Put its folder first on PATH: `PATH=$PWD/bin:$PATH your-program`.
@@ -204,4 +205,5 @@ def shim(capture: str, name: str | None, output: str, speed: float, max_wait: fl
     refuse_output_over_input(output, [capture])
     path = write_shim(capture, output, name or os.path.basename(output), speed=speed, max_wait=max_wait,
                       channels=channels, force=force)
-    click.echo(f"wirecap replay: wrote {path}", err=True)
+    if not quiet:
+        click.echo(f"wirecap replay: wrote {path}", err=True)
