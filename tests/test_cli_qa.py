@@ -296,3 +296,10 @@ def test_quiet_silences_the_summary_lines(tmp_path: Path):
         assert loud.returncode == 0 and loud.stderr.startswith(b"wirecap"), (name, loud.stderr)
         r = run_wirecap(*args, "--force")
         assert r.returncode == 0 and r.stderr == b"", (name, r.stderr)
+
+
+def test_import_summary_says_one_message_not_one_messages(tmp_path: Path):
+    src = tmp_path / "one.txt"
+    src.write_text("hello\n")
+    r = run_wirecap("import", "-o", str(tmp_path / "c.jsonl"), str(src))
+    assert r.returncode == 0 and b", 1 message from 1 source(s)" in r.stderr, r.stderr

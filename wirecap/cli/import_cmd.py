@@ -142,5 +142,5 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
         writer.close()
     n = sum(1 for op in ops if op.rtype == "msg")
     if not quiet:
-        click.echo(f"wirecap: wrote {output}: {writer.records} records, {n} messages from {len(sources)} source(s)",
-                   err=True)
+        click.echo(f"wirecap: wrote {output}: {writer.records} records, {n} message{'' if n == 1 else 's'} "
+                   f"from {len(sources)} source(s)", err=True)
