@@ -237,7 +237,7 @@ def test_diff_reads_a_capture_from_stdin_or_a_pipe():
     r = subprocess.run(["bash", "-c", script, sys.executable, str(HELLO)], capture_output=True, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith(b"equal:"), r.stderr
     r = run_wirecap("diff", "-", "-", input=HELLO.read_bytes())
-    assert "only one of A and B" in one_error_line(r)
+    assert "only one input can be standard input" in one_error_line(r)
     line = one_error_line(run_wirecap("diff", "-", str(HELLO), input=b""))
     assert line == "wirecap: -: empty file, not a wirecap capture"
 
@@ -303,3 +303,17 @@ def test_import_summary_says_one_message_not_one_messages(tmp_path: Path):
     src.write_text("hello\n")
     r = run_wirecap("import", "-o", str(tmp_path / "c.jsonl"), str(src))
     assert r.returncode == 0 and b", 1 message from 1 source(s)" in r.stderr, r.stderr
+
+
+def test_report_from_stdin_is_as_complete_as_from_a_file(tmp_path: Path):
+    # `report - -` was a ValueError traceback; `report -` had no message list in html and no diff with a 2nd CAP.
+    assert "only one input" in one_error_line(run_wirecap("report", "-", "-", input=CODEX.read_bytes()))
+    from_file, from_stdin = tmp_path / "f.html", tmp_path / "s.html"
+    assert run_wirecap("report", str(CODEX), "-f", "html", "-o", str(from_file)).returncode == 0
+    r = run_wirecap("report", "-", "-f", "html", "-o", str(from_stdin), input=CODEX.read_bytes())
+    assert r.returncode == 0, r.stderr
+    assert len(from_stdin.read_bytes()) > 0.9 * len(from_file.read_bytes())
+    r = run_wirecap("report", "-", str(CODEX), "-f", "md", input=CODEX.read_bytes())
+    md = r.stdout.decode()
+    assert r.returncode == 0 and "The captures are **equal**." in md and "# wirecap report: `-` vs" in md
+    assert "wirecap-" not in md and "input1" not in md  # the temporary copy is never named

@@ -5,6 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
+import stat
+import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
@@ -110,3 +114,50 @@ def non_negative(ctx: click.Context, param: click.Parameter, value: int | None) 
     if value is not None and value < 0:
         raise click.BadParameter(f"{value} is below 0", ctx=ctx, param=param)
     return value
+
+
+def _is_stream(path: str) -> bool:
+    """`-`, a pipe or `<(process substitution)`: can be read only once."""
+    if path == "-":
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+@contextlib.contextmanager
+def readable_twice(paths: list[str]) -> Iterator[list[str]]:
+    """For commands that read an input more than once (diff, report): standard input and pipes are first
+    kept in a temporary file; errors still name the input as the user gave it."""
+    if paths.count("-") > 1:
+        raise WirecapError("only one input can be standard input (-)")
+    if not any(_is_stream(p) for p in paths):
+        yield list(paths)
+        return
+    folder = tempfile.mkdtemp(prefix="wirecap-")
+    kept: dict[str, str] = {}
+    try:
+        out = []
+        for i, path in enumerate(paths):
+            if _is_stream(path):
+                copy = os.path.join(folder, f"input{i + 1}.jsonl")
+                try:
+                    with open(sys.stdin.fileno() if path == "-" else path, "rb", closefd=path != "-") as src, \
+                            open(copy, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                except OSError as e:
+                    raise WirecapError(f"{path}: cannot read: {e.strerror}") from None
+                kept[copy] = path
+                path = copy
+            out.append(path)
+        try:
+            yield out
+        except WirecapError as e:
+            text = str(e)
+            for copy, original in kept.items():
+                text = text.replace(copy, original)
+            raise WirecapError(text) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

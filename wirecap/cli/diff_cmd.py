@@ -2,65 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import stat
 import sys
-import tempfile
-from collections.abc import Iterator
 
 import click
 import orjson
 
 from wirecap.analysis.diff import LEVELS, diff_captures
 from wirecap.analysis.render_diff import render_summary, render_unified
-from wirecap.errors import WirecapError
-
-
-def _is_stream(path: str) -> bool:
-    """`-`, a pipe or `<(process substitution)`: can be read only once."""
-    if path == "-":
-        return True
-    try:
-        return stat.S_ISFIFO(os.stat(path).st_mode) or stat.S_ISCHR(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-@contextlib.contextmanager
-def _readable_twice(a: str, b: str) -> Iterator[tuple[str, str]]:
-    """The diff reads each input more than once, so standard input and pipes are first kept in a file."""
-    if a == "-" and b == "-":
-        raise WirecapError("diff: only one of A and B can be standard input (-)")
-    if not (_is_stream(a) or _is_stream(b)):
-        yield a, b
-        return
-    folder = tempfile.mkdtemp(prefix="wirecap-diff-")
-    kept: dict[str, str] = {}
-    try:
-        paths = []
-        for side, path in (("a", a), ("b", b)):
-            if _is_stream(path):
-                copy = os.path.join(folder, f"{side}.jsonl")
-                try:
-                    with open(sys.stdin.fileno() if path == "-" else path, "rb", closefd=path != "-") as src, \
-                            open(copy, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                except OSError as e:
-                    raise WirecapError(f"{path}: cannot read: {e.strerror}") from None
-                kept[copy] = path
-                path = copy
-            paths.append(path)
-        try:
-            yield paths[0], paths[1]
-        except WirecapError as e:  # name the input as the user gave it, not the copy
-            text = str(e)
-            for copy, original in kept.items():
-                text = text.replace(copy, original)
-            raise WirecapError(text) from None
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+from wirecap.cli.common import readable_twice
 
 
 @click.command()
@@ -94,7 +43,7 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
     A or B may be `-` (standard input). Exit status: 0 equal (one summary line), 1 different, 2 error
     — like diff(1).
     """
-    with _readable_twice(a, b) as (path_a, path_b):
+    with readable_twice([a, b]) as (path_a, path_b):
         result = diff_captures(path_a, path_b, level=level, ch=ch, ignore=ignore, keep=keep, chunks=chunks,
                                timing_threshold=threshold if timing else None)
     result.a, result.b = a, b

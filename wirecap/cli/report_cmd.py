@@ -9,10 +9,13 @@ import click
 
 from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
+from wirecap.analysis.report.model import Report
+from wirecap.capture.redact import Redactor
 from wirecap.cli.common import (
     check_dialect,
     make_redactor,
     non_negative,
+    readable_twice,
     refuse_output_over_input,
     replacing_file,
 )
@@ -60,11 +63,33 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
         fmt = "json"
     check_dialect(dialect)
     redactor = make_redactor(False, redact_keys, redact_patterns)
-    rep = build_report(list(captures), redactor=redactor, dialect=dialect)
+    if fmt == "html" and output is None and captures[0] == "-":
+        raise WirecapError("--format html from standard input needs -o FILE")
+    with readable_twice(list(captures)) as paths:  # the report reads each capture more than once
+        rep = build_report(paths, redactor=redactor, dialect=dialect)
+        _name_inputs_as_given(rep, paths, list(captures))
+        _render(rep, captures, fmt, output, width, redactor)
+
+
+def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:
+    """A capture read from standard input is `-` in the report, not the temporary copy."""
+    for cap, path, name in zip(rep.captures, paths, given, strict=True):
+        if path == name:
+            continue
+        cap.path = name
+        if rep.diff_note:
+            rep.diff_note = rep.diff_note.replace(path, name)
+        if rep.diff is not None:
+            rep.diff["text"] = rep.diff["text"].replace(path, name)
+            for side in ("a", "b"):
+                if rep.diff["json"].get(side) == path:
+                    rep.diff["json"][side] = name
+
+
+def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
+            redactor: Redactor) -> None:
     if fmt == "html":
         if output is None:
-            if captures[0] == "-":
-                raise WirecapError("--format html from standard input needs -o FILE")
             output = default_html_path(captures[0])
         from wirecap.analysis.report.html import render_html
 
