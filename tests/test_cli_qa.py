@@ -313,3 +313,12 @@ def test_report_from_stdin_is_as_complete_as_from_a_file(tmp_path: Path):
     md = r.stdout.decode()
     assert r.returncode == 0 and "The captures are **equal**." in md and "# wirecap report: `-` vs" in md
     assert "wirecap-" not in md and "input1" not in md  # the temporary copy is never named
+
+
+def test_validate_min_severity_does_not_claim_there_are_no_findings():
+    # With every finding below --min-severity it printed "CAP: no findings".
+    r = run_wirecap("validate", str(WS))
+    assert r.returncode == 0 and b"6 info" in r.stdout
+    r = run_wirecap("validate", str(WS), "--min-severity", "error")
+    out = r.stdout.decode()
+    assert r.returncode == 0 and "no findings of severity error or above (6 below it hidden" in out, out

@@ -42,6 +42,9 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
 
         rows = [(f.severity, f.rule, "" if f.seq is None else f.seq, f.ch or "", f.message) for f in shown]
         click.echo(tabulate(rows, headers=["severity", "rule", "seq", "ch", "message"], tablefmt="simple"))
+    elif found:
+        click.echo(f"{capture}: no findings of severity {min_severity} or above "
+                   f"({len(found)} below it hidden by --min-severity)")
     else:
         click.echo(f"{capture}: no findings")
     if not as_json and shown:
