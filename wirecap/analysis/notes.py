@@ -24,6 +24,7 @@ from wirecap.errors import WirecapError
 
 COMMON_TAGS = ("bug", "question", "expected", "unexpected", "todo", "info", "warning", "error")
 _CAPTURE_SUFFIXES = (".jsonl.gz", ".jsonl.zst", ".jsonl", ".gz", ".zst", ".json")
+MAX_SEQ = 2**63  # seqs are JSON integers; beyond 64 bits no capture can reach
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +147,9 @@ def make_note(
         raise WirecapError("a note must point at a seq (--seq), a range (--seq/--to) or a channel (--ch)")
     if seq is not None and seq < 1:
         raise WirecapError(f"--seq {seq}: seqs start at 1")
+    for name, value in (("--seq", seq), ("--to", seq_end)):
+        if value is not None and value >= MAX_SEQ:
+            raise WirecapError(f"{name} {value}: past the end of any capture")
     if seq_end is not None:
         if seq is None:
             raise WirecapError("--to needs --seq")

@@ -18,9 +18,9 @@ class Pacer:
     max_wait: float | None = None
 
     def __post_init__(self) -> None:
-        if self.speed < 0:
+        if not self.speed >= 0:  # also refuses NaN, which compares false with everything
             raise WirecapError(f"--speed must be 0 or more, not {self.speed}")
-        if self.max_wait is not None and self.max_wait < 0:
+        if self.max_wait is not None and not self.max_wait >= 0:
             raise WirecapError(f"--max-wait must be 0 or more, not {self.max_wait}")
 
     def pause(self, gap: float) -> float:
