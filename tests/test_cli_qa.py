@@ -328,11 +328,13 @@ def test_validate_min_severity_does_not_claim_there_are_no_findings():
 
 @pytest.mark.parametrize("args", [("replay", "exec", str(HELLO), "--speed", "nan"),
                                   ("replay", "exec", str(HELLO), "--max-wait", "nan"),
+                                  ("validate", "CAP", "--gap", "nan"),
                                   ("annotate", "CAP", "--seq", "99999999999999999999", "x"),
                                   ("annotate", "CAP", "--seq", "1", "--to", "99999999999999999999", "x")],
                          ids=lambda a: " ".join(a[-3:]))
 def test_out_of_range_numbers_are_one_line_errors(tmp_path: Path, args):
-    # --speed nan: ValueError traceback from time.sleep; --seq beyond 64 bits: TypeError from orjson.
+    # --speed nan: ValueError traceback from time.sleep; --seq beyond 64 bits: TypeError from orjson;
+    # validate --gap nan silently turned the rule off.
     cap = tmp_path / "run.jsonl"
     cap.write_bytes(HELLO.read_bytes())
     line = one_error_line(run_wirecap(*[str(cap) if a == "CAP" else a for a in args]))

@@ -6,6 +6,7 @@ import click
 import orjson
 
 from wirecap.cli.common import check_dialect
+from wirecap.errors import WirecapError
 
 
 @click.command()
@@ -32,6 +33,9 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     check_dialect(dialect)
     options = {"heartbeat_interval": heartbeat_interval, "heartbeat_timeout": heartbeat_timeout,
                "ack_latency": ack_latency, "tool_call_timeout": tool_call_timeout, "gap": gap}
+    for name, value in options.items():
+        if value is not None and value != value:  # NaN: every comparison is false, so no rule would fire
+            raise WirecapError(f"--{name.replace('_', '-')} nan: expected a number of seconds")
     found = validate_capture(capture, dialect=dialect, options={k: v for k, v in options.items() if v is not None})
     rank = {"info": 0, "warning": 1, "error": 2}
     shown = [f for f in found if rank.get(f.severity, 0) >= rank[min_severity]]
