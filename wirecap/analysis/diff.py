@@ -74,6 +74,7 @@ _EVENT_ITEM = {
     UNPARSED: "unparsed",
 }
 _PIPES = ("proc", "stdout", "stderr", "stdin")
+_REDACTED = "«redacted:".encode()  # a redaction placeholder in canonical JSON (orjson writes UTF-8 as is)
 
 
 # --- data ----------------------------------------------------------------------------------------------
@@ -519,8 +520,11 @@ class ItemBuilder:
             if o.role is not None:
                 content["role"] = o.role
             sig = (o.kind, _sig_hint(o.kind, content))
-        norm = self.normalizer(content, (o.kind, o.index))
-        return Item(o.kind, o.index, sig, _canon(norm), o.seq, o.ch, o.t)
+        path = (o.kind, o.index)
+        body = _canon(self.normalizer(content, path, fingerprints=False))
+        if _REDACTED in body:  # placeholders: compared without their fingerprints
+            body = _canon(self.normalizer(content, path))
+        return Item(o.kind, o.index, sig, body, o.seq, o.ch, o.t)
 
 
 def _usage_first(slots: list[_Open]) -> list[_Open]:
@@ -659,17 +663,19 @@ class WireBuilder:
         norm = self._norm[u.key]
         if rtype == "msg":
             kind = "msg"
-            if "json" in rec:
-                payload = norm(rec["json"])
-            elif "text" in rec:
-                payload = rec["text"]
-            else:
-                payload = {"b64": rec.get("b64")}
             sse = rec.get("sse") or {}
             ev = sse.get("event") if isinstance(sse, dict) else None
+            if "json" in rec:
+                payload = norm(rec["json"], fingerprints=False)
+                body = _canon([rec.get("dir"), ev, payload])
+                if _REDACTED in body:  # placeholders: compared without their fingerprints
+                    payload = norm(rec["json"])
+                    body = _canon([rec.get("dir"), ev, payload])
+            else:
+                payload = rec["text"] if "text" in rec else {"b64": rec.get("b64")}
+                body = _canon([rec.get("dir"), ev, payload])
             typ = payload.get("type") if isinstance(payload, dict) else None
             sig: tuple[Any, ...] = (rec.get("dir"), ev, typ if isinstance(typ, str) else None, *_shape(payload))
-            body = _canon([rec.get("dir"), ev, payload])
         elif rtype == "response":
             kind = "response"
             payload = {"status": rec.get("status")}

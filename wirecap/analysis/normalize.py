@@ -99,14 +99,17 @@ def format_path(concrete: tuple[Any, ...]) -> str:
 
 
 _IDX = object()  # cache key for "some list index" when no rule names a specific index
+_DEAD, _IGNORED, _ALIVE = 0, 1, 2  # what a state means for the value found there
+_REDACTED = "«redacted:"
 
 
 class Normalizer:
     """Compiled ignore/keep rules. `keep` wins over `ignore` (it brings one field back).
 
     The rules are compiled lazily into a small automaton over path steps (a set of rule positions per
-    state, transitions cached per key), so normalizing a message costs one dict lookup per field, and
-    subtrees no rule can reach are not walked at all (only scanned for redaction placeholders).
+    state, transitions cached per state and key), so normalizing a message costs one dict lookup per
+    field, and subtrees no rule can reach are not walked at all (only scanned for redaction placeholders,
+    unless the caller asks for no placeholder rewriting: see `__call__`).
     """
 
     def __init__(self, ignore: list[str] | tuple[str, ...] = (), keep: list[str] | tuple[str, ...] = (),
@@ -119,9 +122,9 @@ class Normalizer:
         self._int_steps = any(isinstance(x, int) for steps, _ in self._rules for x in steps)
         self._state_ids: dict[frozenset[tuple[int, int]], int] = {}
         self._states: list[frozenset[tuple[int, int]]] = []
-        self._ignored_at: list[bool] = []
-        self._alive: list[bool] = []
-        self._trans: dict[tuple[int, Any], int] = {}
+        self._mode: list[int] = []  # per state: _DEAD, _IGNORED or _ALIVE (what a value found there needs)
+        self._alive: list[bool] = []  # per state: some rule can still match below it
+        self._trans: list[dict[Any, int]] = []  # per state: step key -> next state
         self._start = self._state({(r, 0) for r in range(len(self._rules))})
 
     # --- automaton -------------------------------------------------------------------------------
@@ -141,13 +144,16 @@ class Normalizer:
             self._states.append(key)
             accept_ignore = any(i == len(self._rules[r][0]) and not self._rules[r][1] for r, i in key)
             accept_keep = any(i == len(self._rules[r][0]) and self._rules[r][1] for r, i in key)
-            self._ignored_at.append(accept_ignore and not accept_keep)
-            self._alive.append(any(i < len(self._rules[r][0]) for r, i in key))
+            alive = any(i < len(self._rules[r][0]) for r, i in key)
+            self._mode.append(_IGNORED if accept_ignore and not accept_keep else _ALIVE if alive else _DEAD)
+            self._alive.append(alive)
+            self._trans.append({})
         return sid
 
     def _step(self, sid: int, key: Any) -> int:
         ck = key if (key.__class__ is str or self._int_steps) else _IDX
-        nxt = self._trans.get((sid, ck))
+        trans = self._trans[sid]
+        nxt = trans.get(ck)
         if nxt is None:
             pos: set[tuple[int, int]] = set()
             for r, i in self._states[sid]:
@@ -159,64 +165,79 @@ class Normalizer:
                     pos.add((r, i))
                 elif step is ANY or (step == key and step.__class__ is key.__class__):
                     pos.add((r, i + 1))
-            nxt = self._trans[(sid, ck)] = self._state(pos)
+            nxt = trans[ck] = self._state(pos)
         return nxt
 
     def _ignored(self, path: tuple[Any, ...]) -> bool:
         sid = self._start
         for k in path:
             sid = self._step(sid, k)
-        return bool(path) and self._ignored_at[sid]
+        return bool(path) and self._mode[sid] == _IGNORED
 
     # --- normalizing ------------------------------------------------------------------------------
-    def __call__(self, value: Any, path: tuple[Any, ...] = ()) -> Any:
+    def __call__(self, value: Any, path: tuple[Any, ...] = (), *, fingerprints: bool | None = None) -> Any:
+        """`value` (found at `path`) normalized. `fingerprints=False` skips rewriting redaction
+        placeholders (the caller has checked that the result holds none), which spares scanning the
+        subtrees no rule reaches."""
         sid = self._start
         for k in path:
             sid = self._step(sid, k)
-        if path and self._ignored_at[sid]:
+        fps = self.redaction_fingerprints and fingerprints is not False
+        if self._mode[sid] == _IGNORED and path:
             return VOLATILE
-        return self._walk(value, sid)
-
-    def _walk(self, value: Any, sid: int) -> Any:
-        # hot loop: transitions looked up inline, scalars handled without a call
         if not self._alive[sid]:
-            return self._fingerprints(value)
-        trans = self._trans
-        ignored_at = self._ignored_at
-        fps = self.redaction_fingerprints
+            return self._fingerprints(value) if fps else value
+        return self._walk(value, sid, fps)
+
+    def _walk(self, value: Any, sid: int, fps: bool) -> Any:
+        # hot loop: one transition lookup and one mode lookup per field; scalars handled without a call
+        mode = self._mode
         if value.__class__ is dict:
-            items: Any = value.items()
-            out: Any = {}
-        elif value.__class__ is list:
-            items = enumerate(value)
-            out = None
-        else:
-            return self._fingerprints(value)
-        res = []
-        for k, v in items:
-            nsid = trans.get((sid, k if (k.__class__ is str or self._int_steps) else _IDX))
-            if nsid is None:
-                nsid = self._step(sid, k)
-            if ignored_at[nsid]:
-                v = VOLATILE
-            elif v.__class__ is dict or v.__class__ is list:
-                v = self._walk(v, nsid)
-            elif fps and v.__class__ is str and "«redacted:" in v:
-                v = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
-            if out is None:
-                res.append(v)
-            else:
+            trans = self._trans[sid]
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                nsid = trans.get(k)
+                if nsid is None:
+                    nsid = self._step(sid, k)
+                m = mode[nsid]
+                if m == _IGNORED:
+                    v = VOLATILE
+                elif m == _ALIVE:
+                    if v.__class__ is dict or v.__class__ is list:
+                        v = self._walk(v, nsid, fps)
+                    elif fps and v.__class__ is str and _REDACTED in v:
+                        v = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+                elif fps:
+                    v = self._fingerprints(v)
                 out[k] = v
-        return res if out is None else out
+            return out
+        if value.__class__ is list:
+            res = []
+            same = None if self._int_steps else self._step(sid, 0)  # every index leads to one state
+            for i, v in enumerate(value):
+                nsid = same if same is not None else self._step(sid, i)
+                m = mode[nsid]
+                if m == _IGNORED:
+                    v = VOLATILE
+                elif m == _ALIVE:
+                    if v.__class__ is dict or v.__class__ is list:
+                        v = self._walk(v, nsid, fps)
+                    elif fps and v.__class__ is str and _REDACTED in v:
+                        v = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+                elif fps:
+                    v = self._fingerprints(v)
+                res.append(v)
+            return res
+        return self._fingerprints(value) if fps else value
 
     def _fingerprints(self, value: Any) -> Any:
         """Redaction placeholders compare without their fingerprint (`«redacted:KIND»`)."""
         if not self.redaction_fingerprints:
             return value
         if isinstance(value, str):
-            return _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", value) if "«redacted:" in value else value
+            return _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", value) if _REDACTED in value else value
         if isinstance(value, (dict, list)):
-            if "«redacted:" not in _dumps_str(value):
+            if _REDACTED not in _dumps_str(value):
                 return value
             if isinstance(value, dict):
                 return {k: self._fingerprints(v) for k, v in value.items()}
