@@ -19,7 +19,7 @@ import gc
 import gzip
 import io
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +74,8 @@ _EVENT_ITEM = {
     UNPARSED: "unparsed",
 }
 _PIPES = ("proc", "stdout", "stderr", "stdin")
+_dumps = orjson.dumps
+_SORT = orjson.OPT_SORT_KEYS
 _REDACTED = "«redacted:".encode()  # a redaction placeholder in canonical JSON (orjson writes UTF-8 as is)
 
 
@@ -364,9 +366,13 @@ def unit_key(ch: str) -> str:
 
 # --- events level: events -> items ------------------------------------------------------------------------
 class _Open:
-    __slots__ = ("kind", "role", "data", "pieces", "seq", "ch", "t", "index", "result", "done", "key")
+    """An item still being assembled (streamed pieces, or a tool call waiting for its result)."""
 
-    def __init__(self, kind: str, role: str | None, ch: str, seq: tuple[int, ...], t: float, index: int) -> None:
+    __slots__ = ("kind", "role", "data", "pieces", "seq", "ch", "t", "index", "result", "done", "key", "pos",
+                 "call_key")
+
+    def __init__(self, kind: str, role: str | None, ch: str, seq: tuple[int, ...], t: float, index: int,
+                 pos: int) -> None:
         self.kind = kind
         self.role = role
         self.data: dict[str, Any] = {}
@@ -378,10 +384,14 @@ class _Open:
         self.result: dict[str, Any] | None = None
         self.done = False
         self.key: tuple[Any, ...] | None = None
+        self.pos = pos  # where it sits in its unit's list (replaced by the Item once final)
+        self.call_key: tuple[str, Any] | None = None
 
 
 class ItemBuilder:
-    """Folds a stream of universal events into items, per unit. Streaming; items kept compact."""
+    """Folds a stream of universal events into items, per unit. Streaming: an item is turned into its
+    compact form (canonical bytes) as soon as nothing can change it any more (a tool call once its
+    result is complete), so memory holds only the items still open, not the decoded events."""
 
     def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key) -> None:
         self.normalizer = normalizer
@@ -391,16 +401,21 @@ class ItemBuilder:
         self._slots: dict[str, list[_Open | Item]] = {}
         self._open: dict[tuple[str, str | None, str], _Open] = {}
         self._calls: dict[tuple[str, str], _Open] = {}
-        self._counts: dict[tuple[str, str], int] = {}
+        self._counts: dict[str, dict[str, int]] = {}  # unit -> item kind -> items so far
+        self._by_ch: dict[str, Unit] = {}
+        self._index_free = normalizer.index_free
 
     def _unit(self, ev: Event) -> Unit:
-        key = self.unit_of(ev.ch)
-        u = self.units.get(key)
+        u = self._by_ch.get(ev.ch)
         if u is None:
-            kind = "events"
-            u = self.units[key] = Unit(key, kind, ev.dialect or None, ("events", ev.dialect or None))
-            self._slots[key] = []
-        elif u.dialect is None and ev.dialect:
+            key = self.unit_of(ev.ch)
+            u = self.units.get(key)
+            if u is None:
+                u = self.units[key] = Unit(key, "events", ev.dialect or None, ("events", ev.dialect or None))
+                self._slots[key] = []
+                self._counts[key] = {}
+            self._by_ch[ev.ch] = u
+        if u.dialect is None and ev.dialect:
             u.dialect = ev.dialect
             u.group = ("events", ev.dialect)
         if u.t_first is None:
@@ -408,11 +423,16 @@ class ItemBuilder:
         u.t_last = ev.t
         return u
 
+    def _index(self, u: Unit, kind: str) -> int:
+        counts = self._counts[u.key]
+        n = counts.get(kind, 0)
+        counts[kind] = n + 1
+        return n
+
     def _new(self, u: Unit, kind: str, role: str | None, ev: Event) -> _Open:
-        n = self._counts.get((u.key, kind), 0)
-        self._counts[(u.key, kind)] = n + 1
-        o = _Open(kind, role, ev.ch, tuple(ev.seq), ev.t, n)
-        self._slots[u.key].append(o)
+        slots = self._slots[u.key]
+        o = _Open(kind, role, ev.ch, tuple(ev.seq), ev.t, self._index(u, kind), len(slots))
+        slots.append(o)
         return o
 
     def feed(self, ev: Event) -> None:
@@ -420,10 +440,9 @@ class ItemBuilder:
         if ev.kind in (ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED):
             self._feed_item(u, ev)
             return
-        kind = _EVENT_ITEM.get(ev.kind, ev.kind)
-        o = self._new(u, kind, ev.role, ev)
-        o.data = dict(ev.data)
-        o.done = True
+        kind = _EVENT_ITEM.get(ev.kind, ev.kind)  # a whole item in one event: final at once
+        self._slots[u.key].append(self._make(kind, self._index(u, kind), ev.role, ev.data, (), None,
+                                             tuple(ev.seq), ev.ch, ev.t))
 
     def _feed_item(self, u: Unit, ev: Event) -> None:
         kind = ev.item or "item"
@@ -437,11 +456,17 @@ class ItemBuilder:
                     if ev.kind == ITEM_COMPLETED:
                         call.result["_done"] = True
                 call.seq = call.seq + tuple(ev.seq)
+                if call.done and call.result is not None and call.result.get("_done"):
+                    self._settle(u, call)
                 return
         okey = (u.key, ev.id, kind)
         o = self._open.get(okey)
         if (o is None or o.done) and ev.kind == ITEM_COMPLETED:
-            o = self._streamed_part(u.key, ev.id, kind)
+            o = self._streamed_part(u.key, ev.id, kind) if self._open else None
+            if o is None and kind != TOOL_CALL:  # the usual case: an item complete in one event
+                self._slots[u.key].append(self._make(kind, self._index(u, kind), ev.role, ev.data, (), None,
+                                                     tuple(ev.seq), ev.ch, ev.t))
+                return
         if o is None or o.done:
             o = self._new(u, kind, ev.role, ev)
             o.key = okey
@@ -467,7 +492,20 @@ class ItemBuilder:
         if kind == TOOL_CALL:
             call_id = o.data.get("call_id") or ev.id
             if call_id is not None:
-                self._calls[(u.key, call_id)] = o
+                o.call_key = (u.key, call_id)
+                self._calls[o.call_key] = o
+            if o.done and o.result is not None and o.result.get("_done"):
+                self._settle(u, o)
+        elif o.done:
+            self._settle(u, o)
+
+    def _settle(self, u: Unit, o: _Open) -> None:
+        """A finished item (a tool call with its finished result): nothing can change it any more."""
+        if o.call_key is not None and self._calls.get(o.call_key) is o:
+            del self._calls[o.call_key]  # a later result with this id is an item of its own either way
+        slots = self._slots[u.key]
+        if slots[o.pos] is o:
+            slots[o.pos] = self._item(o)
 
     def _streamed_part(self, unit: str, item_id: str | None, kind: str) -> _Open | None:
         """The open streamed item a completion finishes although its id is spelled differently
@@ -482,55 +520,58 @@ class ItemBuilder:
     def finish(self) -> dict[str, Unit]:
         for key, slots in self._slots.items():
             u = self.units[key]
-            u.items = [self._item(u, o) for o in _usage_first(slots)]  # type: ignore[arg-type]
+            u.items = _usage_first([s if s.__class__ is Item else self._item(s) for s in slots])  # type: ignore[arg-type]
         self._slots.clear()
         self._open.clear()
         self._calls.clear()
         return self.units
 
-    def _item(self, u: Unit, o: _Open) -> Item:
+    def _item(self, o: _Open) -> Item:
+        return self._make(o.kind, o.index, o.role, o.data, o.pieces, o.result, o.seq, o.ch, o.t)
+
+    def _make(self, kind: str, index: int, role: str | None, data: dict[str, Any], pieces: Sequence[str],
+              result: dict[str, Any] | None, seq: tuple[int, ...], ch: str, t: float) -> Item:
         content: dict[str, Any]
-        data = o.data
-        if o.kind in ("message", "reasoning", "status"):
+        if kind in ("message", "reasoning", "status"):
             text = data.get("text")
             if not isinstance(text, str):
-                text = "".join(o.pieces)
+                text = "".join(pieces)
             content = {k: v for k, v in data.items() if k != "text"}
-            if o.role is not None:
-                content["role"] = o.role
+            if role is not None:
+                content["role"] = role
             content["text"] = text
-            if self.chunks and o.pieces:
-                content["chunks"] = list(o.pieces)
-            sig: tuple[Any, ...] = (o.kind, o.role)
-        elif o.kind == TOOL_CALL:
+            if self.chunks and pieces:
+                content["chunks"] = list(pieces)
+            sig: tuple[Any, ...] = (kind, role)
+        elif kind == TOOL_CALL:
             content = dict(data)
-            if "input" not in content and o.pieces:
-                joined = "".join(o.pieces)
+            if "input" not in content and pieces:
+                joined = "".join(pieces)
                 try:
                     content["input"] = orjson.loads(joined)
                 except orjson.JSONDecodeError:
                     content["input"] = joined
-            if o.result is not None:
-                content["result"] = {k: v for k, v in o.result.items() if k not in ("_done", "call_id")}
+            if result is not None:
+                content["result"] = {k: v for k, v in result.items() if k not in ("_done", "call_id")}
             elif "result" not in content:
                 content["result"] = None
-            sig = (o.kind, content.get("name"))
+            sig = (kind, content.get("name"))
         else:
             content = dict(data)
-            if o.role is not None:
-                content["role"] = o.role
-            sig = (o.kind, _sig_hint(o.kind, content))
-        path = (o.kind, o.index)
+            if role is not None:
+                content["role"] = role
+            sig = (kind, _sig_hint(kind, content))
+        path = (kind, 0) if self._index_free else (kind, index)  # same state, and a cached one
         body = _canon(self.normalizer(content, path, fingerprints=False))
         if _REDACTED in body:  # placeholders: compared without their fingerprints
             body = _canon(self.normalizer(content, path))
-        return Item(o.kind, o.index, sig, body, o.seq, o.ch, o.t)
+        return Item(kind, index, sig, body, seq, ch, t)
 
 
-def _usage_first(slots: list[_Open]) -> list[_Open]:
+def _usage_first(slots: list[Item]) -> list[Item]:
     """Items decoded from one record have no order among them except their content order; usage
     (a snapshot riding on the record) goes first, so streamed and non-streamed runs line up."""
-    out: list[_Open] = []
+    out: list[Item] = []
     i = 0
     while i < len(slots):
         j = i + 1
@@ -1139,7 +1180,10 @@ def _unit_timing(result: DiffResult, threshold: float) -> None:
 def _canon(value: Any) -> bytes:
     # bytes(memoryview(...)): orjson's result can keep a 4 KiB buffer behind a short value; a copy is
     # exact-size (100k items: 40 MB instead of 400 MB)
-    return bytes(memoryview(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)))
+    try:  # JSON-born values: string keys, JSON types (the same bytes, without the slower options)
+        return bytes(memoryview(_dumps(value, option=_SORT)))
+    except TypeError:
+        return bytes(memoryview(_dumps(value, option=_SORT | orjson.OPT_NON_STR_KEYS, default=str)))
 
 
 def _compact(value: Any) -> str:

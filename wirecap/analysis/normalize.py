@@ -125,6 +125,11 @@ class Normalizer:
         self._mode: list[int] = []  # per state: _DEAD, _IGNORED or _ALIVE (what a value found there needs)
         self._alive: list[bool] = []  # per state: some rule can still match below it
         self._trans: list[dict[Any, int]] = []  # per state: step key -> next state
+        # per state: the keys a rule names next (None: a `*` or `**` step, any key may lead somewhere);
+        # and whether one of them is a list index
+        self._lit: list[frozenset[Any] | None] = []
+        self._lit_int: list[bool] = []
+        self._sid_at: dict[tuple[Any, ...], int] = {}  # a few recent paths -> state
         self._start = self._state({(r, 0) for r in range(len(self._rules))})
 
     # --- automaton -------------------------------------------------------------------------------
@@ -148,6 +153,10 @@ class Normalizer:
             self._mode.append(_IGNORED if accept_ignore and not accept_keep else _ALIVE if alive else _DEAD)
             self._alive.append(alive)
             self._trans.append({})
+            nxt = [self._rules[r][0][i] for r, i in key if i < len(self._rules[r][0])]
+            wild = any(x is ANY or x is DEEP for x in nxt)
+            self._lit.append(None if wild else frozenset(nxt))
+            self._lit_int.append(any(x.__class__ is int for x in nxt))
         return sid
 
     def _step(self, sid: int, key: Any) -> int:
@@ -168,6 +177,11 @@ class Normalizer:
             nxt = trans[ck] = self._state(pos)
         return nxt
 
+    @property
+    def index_free(self) -> bool:
+        """No rule names a list index: every index of a list leads to the same state."""
+        return not self._int_steps
+
     def _ignored(self, path: tuple[Any, ...]) -> bool:
         sid = self._start
         for k in path:
@@ -178,10 +192,14 @@ class Normalizer:
     def __call__(self, value: Any, path: tuple[Any, ...] = (), *, fingerprints: bool | None = None) -> Any:
         """`value` (found at `path`) normalized. `fingerprints=False` skips rewriting redaction
         placeholders (the caller has checked that the result holds none), which spares scanning the
-        subtrees no rule reaches."""
-        sid = self._start
-        for k in path:
-            sid = self._step(sid, k)
+        subtrees no rule reaches; the result may then be `value` itself when no rule applies."""
+        sid = self._sid_at.get(path)
+        if sid is None:
+            sid = self._start
+            for k in path:
+                sid = self._step(sid, k)
+            if len(self._sid_at) < 256:  # callers normalizing many values at one place ask again
+                self._sid_at[path] = sid
         fps = self.redaction_fingerprints and fingerprints is not False
         if self._mode[sid] == _IGNORED and path:
             return VOLATILE
@@ -194,7 +212,25 @@ class Normalizer:
         mode = self._mode
         if value.__class__ is dict:
             trans = self._trans[sid]
-            out: dict[Any, Any] = {}
+            lit = self._lit[sid]
+            if lit is not None and not fps:  # only named keys matter here: look those up
+                hits = value.keys() & lit
+                if not hits:
+                    return value
+                out: dict[Any, Any] = dict(value)
+                for k in hits:
+                    nsid = trans.get(k)
+                    if nsid is None:
+                        nsid = self._step(sid, k)
+                    m = mode[nsid]
+                    if m == _IGNORED:
+                        out[k] = VOLATILE
+                    elif m == _ALIVE:
+                        v = out[k]
+                        if v.__class__ is dict or v.__class__ is list:
+                            out[k] = self._walk(v, nsid, fps)
+                return out
+            out = {}
             for k, v in value.items():
                 nsid = trans.get(k)
                 if nsid is None:
@@ -212,6 +248,8 @@ class Normalizer:
                 out[k] = v
             return out
         if value.__class__ is list:
+            if not fps and self._lit[sid] is not None and not self._lit_int[sid]:
+                return value  # no rule goes on through a list index here
             res = []
             same = None if self._int_steps else self._step(sid, 0)  # every index leads to one state
             for i, v in enumerate(value):
