@@ -177,3 +177,24 @@ def test_import_errors_are_one_line(tmp_path):
     res = run_wirecap("import", str(SAMPLES / "codex_hello.jsonl"), "-o", str(out))
     assert (res.returncode, res.stderr.decode()) == (
         2, f"wirecap: {out}: capture exists; refusing to overwrite it (use --force)\n")
+
+
+def test_untimed_import_has_no_duration_and_timed_import_keeps_it(tmp_path):
+    out = _import(tmp_path, SAMPLES / "claude_code_hello.jsonl")
+    res = run_wirecap("stats", "--json", str(out))
+    assert res.returncode == 0, res.stderr.decode()
+    (session,) = orjson.loads(res.stdout)
+    assert (session["duration"], session["ttft"]) == (None, None)
+    assert session["llm_calls"] == 1  # the numbers that do not need time are still there
+
+
+def test_empty_source_imports_with_a_warning(tmp_path):
+    src = tmp_path / "empty.jsonl"
+    src.write_bytes(b"")
+    out = tmp_path / "o.jsonl"
+    res = run_wirecap("import", str(src), "-o", str(out))
+    assert res.returncode == 0
+    assert res.stderr.decode().splitlines()[0] == f"wirecap: warning: {src} is empty; imported as a stream with no messages"
+    res = run_wirecap("import", "-q", "--force", str(src), "-o", str(out))
+    assert (res.returncode, res.stderr) == (0, b"")
+    assert validate_capture_file(out) == []

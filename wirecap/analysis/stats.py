@@ -67,6 +67,7 @@ class SessionStats:
         self.credits: float | None = None
         self.cost_hint: float | None = None
         self.waiting: list[dict[str, Any]] = []
+        self.timed = False  # imported streams without timestamps have t == 0 throughout
 
     def count_waiting(self, decoder: Any) -> None:
         for rec in self.waiting:
@@ -82,6 +83,8 @@ class SessionStats:
             self.start_t = t
         if self.last_t is None or t > self.last_t:
             self.last_t = t
+        if t:
+            self.timed = True
 
     def add_record(self, rec: dict[str, Any], msg_type: str | None) -> None:
         self._time(rec.get("t"))
@@ -177,10 +180,10 @@ class SessionStats:
         tools: Counter[str] = Counter(self.tool_names.values())
         tools.update(self.tool_anon)
         ttft = None
-        if self.first_output_t is not None and self.start_t is not None:
+        if self.first_output_t is not None and self.start_t is not None and self.timed:
             ttft = round(max(self.first_output_t - self.start_t, 0.0), 6)
         duration = None
-        if self.first_t is not None and self.last_t is not None:
+        if self.first_t is not None and self.last_t is not None and self.timed:
             duration = round(self.last_t - self.first_t, 6)
         out = {
             "session": self.session_id or self.key,

@@ -93,7 +93,7 @@ def write_ops(writer: CaptureWriter, t0: float | None, ops: list[ImportOp]) -> d
               help="Dialect hint for stdout transcripts (default: guessed: claude-code, codebuddy, "
                    "codebuff-events, codex-exec, opencode).")
 @click.option("--force", is_flag=True, help="Replace CAP if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="Do not print the 'wrote CAP' summary on stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the 'wrote CAP' summary or warnings on stderr.")
 @redaction_options
 def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: str | None, force: bool, quiet: bool,
             no_redact: bool, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
@@ -119,6 +119,8 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
     imported_from: list[dict[str, Any]] = []
     for path in sources:
         src = Source(name=path, data=_read(path), side=_side_reader(path))
+        if not src.data and not quiet:  # legal (a CLI that printed nothing), but usually the wrong file
+            click.echo(f"wirecap: warning: {path} is empty; imported as a stream with no messages", err=True)
         if kind is None:
             _refuse_capture(path, src.data)
         k, ops = convert(src, kind, dialect=dialect)
