@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_wirecap
+
+from wirecap.capture.reader import CaptureReader
 
 CAPTURES = ROOT / "captures"
 HELLO = CAPTURES / "claude-code-2.1.197-hello.jsonl"
@@ -340,3 +343,13 @@ def test_out_of_range_numbers_are_one_line_errors(tmp_path: Path, args):
     line = one_error_line(run_wirecap(*[str(cap) if a == "CAP" else a for a in args]))
     assert ("nan" in line) or ("past the end" in line)
     assert not (tmp_path / "run.notes.jsonl").exists()
+
+
+def test_record_quiet_prints_nothing_when_all_is_well(tmp_path: Path):
+    cmd = ("--", sys.executable, "-c", "print('hi')")
+    loud = run_wirecap("record", "-o", str(tmp_path / "a.jsonl"), *cmd, timeout=90)
+    assert loud.returncode == 0 and b"wirecap: set HTTPS_PROXY=" in loud.stderr, loud.stderr
+    quiet = run_wirecap("record", "-q", "-o", str(tmp_path / "b.jsonl"), *cmd, timeout=90)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, b"hi\n", b"")
+    with CaptureReader(tmp_path / "b.jsonl") as r:
+        assert [rec["text"] for rec in r if rec.get("type") == "msg"] == ["hi"]

@@ -113,7 +113,8 @@ def _write_port_file(path: str, port: int) -> None:
 @click.option("--pty", "use_pty", is_flag=True, help="With CMD: run it on a pseudo-terminal.")
 @click.option("--ssl-insecure", is_flag=True, help="Do not verify the upstream server's certificate.")
 @click.option("--force", is_flag=True, help="Overwrite CAP if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="Do not print mitmproxy's warnings.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing on stderr when all is well (no progress lines, no mitmproxy log); warnings stay.")
 @redaction_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD ARGS...]")
 def record(output: str, reverse: str | None, upstream: str | None, listen: str | None, port_file: str | None,
@@ -164,6 +165,7 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
     # Signals are collected by this (main) thread alone: block them before any thread starts.
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
     status = 0
+    say = _silent if quiet else _announce
     try:
         warned: list[str] = []
 
@@ -183,13 +185,13 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
                 if port_file:
                     _write_port_file(port_file, handle.port)
                 what = f"reverse proxy to {reverse}" if reverse else (f"proxy via {upstream}" if upstream else "proxy")
-                _announce(f"{what} listening on {url}; recording to {output}")
+                say(f"{what} listening on {url}; recording to {output}")
                 if command:
-                    status = _run_command(writer, command, url, reverse, base_url_envs, dialect, use_pty)
-                    _announce(f"{command[0]} exited with status {status}; capture: {output}")
+                    status = _run_command(writer, command, url, reverse, base_url_envs, dialect, use_pty, say)
+                    say(f"{command[0]} exited with status {status}; capture: {output}")
                 else:
                     _wait_for_signal()
-                    _announce(f"stopping; capture: {output}")
+                    say(f"stopping; capture: {output}")
             finally:
                 handle.stop()
         finally:
@@ -200,6 +202,10 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     sys.stdout.flush()
     sys.exit(status)
+
+
+def _silent(line: str) -> None:
+    pass
 
 
 def _proxy_log(line: str) -> None:
@@ -232,7 +238,7 @@ def _wait_for_signal() -> None:
 
 
 def _run_command(writer, command: tuple[str, ...], proxy_url: str, reverse: str | None,
-                 base_url_envs: tuple[str, ...], dialect: str | None, use_pty: bool) -> int:
+                 base_url_envs: tuple[str, ...], dialect: str | None, use_pty: bool, say) -> int:
     from wirecap.cli.tee_cmd import _supervise
     from wirecap.record.tee import TeeRunner
 
@@ -241,7 +247,7 @@ def _run_command(writer, command: tuple[str, ...], proxy_url: str, reverse: str 
     else:
         env, told = child_env(dict(os.environ), proxy_url, (), None)
     for name, value in told.items():
-        _announce(f"set {name}={value}")
+        say(f"set {name}={value}")
     runner = TeeRunner(writer, list(command), pty=use_pty, dialect=dialect, env=env)
     runner.start()
     return _supervise(runner, WAITED + ((signal.SIGWINCH,) if use_pty else ()), use_pty)
