@@ -52,6 +52,9 @@ def test_info_table_and_json(cap):
     assert info["clean"] is True and info["redaction"] is True and info["messages"] == 6
     ws = next(c for c in info["channels"] if c["ch"] == "ws-1")
     assert ws["messages"] == {"c2s": 1, "s2c": 3}
+    # no hint recorded for proc and ws-1: detected from argv and URL path, as the decoders would
+    assert {c["ch"]: c["dialect"] for c in info["channels"]} == {
+        "proc": "claude-code", "stdout": "claude-code", "ws-1": "codebuff-ws"}
     assert ws["bytes"] == 49 + 38 + 9 + len("line1\nline2\u2028 \x1b[31mred".encode())
 
 
@@ -203,6 +206,7 @@ def test_cat_and_info_on_an_imported_sample(tmp_path):
     assert res.stdout.decode().count("[action/response-chunk]") == 6
     res = run_wirecap("info", str(out))
     assert "ws://127.0.0.1:41255/ws" in res.stdout.decode()
+    assert "codebuff-ws" in res.stdout.decode()
     assert os.stat(out).st_mode & 0o777 == 0o600
 
 

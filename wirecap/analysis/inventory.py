@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wirecap.capture.payload import payload_size
+from wirecap.dialects import detect_channel
+
+DETECT_MSGS = 5  # as many first messages as the decoding driver looks at
 
 
 @dataclass
@@ -28,6 +31,8 @@ class ChannelSummary:
     duration: float | None = None
     status: str = "open"  # how it ended: "1000 client", "200", "exit 0", "SIGKILL", "closed"; "open" = no close
     errors: int = 0
+    opened: dict[str, Any] | None = field(default=None, repr=False)  # kept for dialect detection
+    first_msgs: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,8 +132,11 @@ def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -
             c.kind = rec.get("kind")
             c.endpoint = endpoint_of(rec)
             c.dialect = rec.get("dialect")
+            c.opened = rec
         elif rtype == "msg":
             inv.messages += 1
+            if len(c.first_msgs) < DETECT_MSGS:
+                c.first_msgs.append(rec)
             size = payload_size(rec)
             inv.bytes += size
             c.bytes += size
@@ -146,6 +154,9 @@ def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -
         elif rtype == "error":
             c.errors += 1
     for c in chans.values():
+        if not c.dialect:  # no hint: what the decoders would detect (URL path, argv, first messages)
+            c.dialect = detect_channel(c.opened, c.first_msgs)[0]
+        c.opened, c.first_msgs = None, []
         if c.duration is None and c.first_t is not None and c.last_t is not None:
             c.duration = round(c.last_t - c.first_t, 6)
     return inv

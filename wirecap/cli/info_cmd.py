@@ -83,7 +83,7 @@ def _short(text: str, width: int = 60) -> str:
 def info(capture: str, as_json: bool) -> None:
     """Describe the capture CAP: header, channels, clean or interrupted.
 
-    One row per channel: kind, endpoint (URL, command line or pipe), dialect hint, messages
+    One row per channel: kind, endpoint (URL, command line or pipe), dialect (hinted or detected), messages
     client-to-server and server-to-client, payload bytes, duration and how it closed
     ("open" = never closed). CAP may be `-` (stdin), `.gz` or `.zst`.
     """
