@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import ROOT, run_wirecap
 
@@ -353,3 +354,15 @@ def test_record_quiet_prints_nothing_when_all_is_well(tmp_path: Path):
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, b"hi\n", b"")
     with CaptureReader(tmp_path / "b.jsonl") as r:
         assert [rec["text"] for rec in r if rec.get("type") == "msg"] == ["hi"]
+
+
+def test_stats_ch_selects_sessions_and_refuses_unknown_channels():
+    cap = ROOT / "captures" / "claude-code-2.1.197-tool-bash.jsonl"
+    r = run_wirecap("stats", "--json", "--ch", "stdout", "--ch", "http-3", str(cap))
+    assert r.returncode == 0, r.stderr
+    assert [(s["ch"], s["dialect"]) for s in orjson.loads(r.stdout)] == [("proc", "claude-code"),
+                                                                          ("http-3", "anthropic-sse")]
+    r = run_wirecap("stats", "--ch", "nope", str(cap))
+    assert (r.returncode, r.stdout) == (2, b"")
+    assert r.stderr.decode() == (f"wirecap: {cap}: no channel 'nope' "
+                                 "(channels: http-1, http-2, http-3, proc, stderr, stdout)\n")

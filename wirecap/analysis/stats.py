@@ -221,8 +221,10 @@ def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
     return [s.result() for s in sessions.values()]
 
 
-def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None) -> list[dict[str, Any]]:
-    """Sessions of a record stream (header excluded)."""
+def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
+                  channels: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Sessions of a record stream (header excluded); with `channels`, only the sessions holding them
+    (a pipe selects its process's session). A channel the stream lacks raises UnknownChannel."""
     decoding = Decoding(dialect=dialect)
     sessions: dict[str, SessionStats] = {}
     feed = decoding.feed
@@ -252,12 +254,25 @@ def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = No
             s.count_waiting(unit.decoder)
         for ev in events:
             s.add_event(ev)
+    wanted = set(channels)
+    if wanted:
+        missing = sorted(wanted - decoding.chan_unit.keys())
+        if missing:
+            raise UnknownChannel(missing[0], sorted(decoding.chan_unit))
+        keys = {decoding.chan_unit[c].key for c in wanted}
+        return [s.result() for k, s in sessions.items() if k in keys]
     return [s.result() for s in sessions.values()]
 
 
-def stats_capture(path: str, *, dialect: str | None = None) -> list[dict[str, Any]]:
+class UnknownChannel(LookupError):
+    def __init__(self, ch: str, have: list[str]) -> None:
+        super().__init__(ch)
+        self.ch, self.have = ch, have
+
+
+def stats_capture(path: str, *, dialect: str | None = None, channels: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Sessions of the capture at `path`."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        return stats_records(reader, dialect=dialect)
+        return stats_records(reader, dialect=dialect, channels=channels)

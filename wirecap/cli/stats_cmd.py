@@ -8,6 +8,7 @@ import click
 import orjson
 
 from wirecap.cli.common import check_dialect
+from wirecap.errors import WirecapError
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -23,18 +24,25 @@ def _fmt(v: Any, digits: int = 3) -> str:
 @click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per session, in a JSON array.")
 @click.option("--all", "show_all", is_flag=True, help="Also list channels no dialect recognized.")
-def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_all: bool) -> None:
+@click.option("--ch", "channels", multiple=True, metavar="CH",
+              help="Only the session of channel CH (a pipe selects its process; repeatable).")
+def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_all: bool,
+          channels: tuple[str, ...]) -> None:
     """Per session of each CAP: duration, time to first token, messages by type, bytes, tokens per
     model (prompt = input + cache read + cache creation), LLM calls, tool calls, cost, errors.
 
     The mapping is documented in docs/stats.md.
     """
-    from wirecap.analysis.stats import stats_capture
+    from wirecap.analysis.stats import UnknownChannel, stats_capture
     check_dialect(dialect)
     sessions: list[dict[str, Any]] = []
     for cap in captures:
-        for s in stats_capture(cap, dialect=dialect):
-            if s["dialect"] is None and not show_all:
+        try:
+            found = stats_capture(cap, dialect=dialect, channels=channels)
+        except UnknownChannel as e:
+            raise WirecapError(f"{cap}: no channel {e.ch!r} (channels: {', '.join(e.have) or 'none'})") from None
+        for s in found:
+            if s["dialect"] is None and not show_all and not channels:
                 continue
             sessions.append({"capture": cap, **s})
     if as_json:
