@@ -220,3 +220,16 @@ def test_cat_previews_streamed_text(tmp_path):
     lines = run_wirecap("cat", "--width", "0", str(path)).stdout.decode().splitlines()
     assert 'sse:content_block_delta [text_delta] "Hi\\nthere" {' in lines[1]
     assert '"' + "x" * 40 + '…" {"choices"' in lines[2]
+
+
+def test_info_gives_a_wrapper_process_the_dialect_of_its_stdout(tmp_path):
+    path = tmp_path / "wrapped.jsonl"
+    with CaptureWriter(path) as w:
+        w.open("proc", "process", argv=["python3", "wrapper.py"])
+        w.open("stdout", "pipe", proc="proc", stream="stdout")
+        w.open("stderr", "pipe", proc="proc", stream="stderr")
+        w.msg("stdout", "s2c", b'{"type":"system","subtype":"init","session_id":"s","claude_code_version":"2.1.0"}')
+        w.msg("stderr", "s2c", b"some log line")
+    info = orjson.loads(run_wirecap("info", "--json", str(path)).stdout)
+    assert {c["ch"]: c["dialect"] for c in info["channels"]} == {
+        "proc": "claude-code", "stdout": "claude-code", "stderr": None}

@@ -156,6 +156,11 @@ def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -
     for c in chans.values():
         if not c.dialect:  # no hint: what the decoders would detect (URL path, argv, first messages)
             c.dialect = detect_channel(c.opened, c.first_msgs)[0]
+    for c in chans.values():  # a process decodes as its pipes do (e.g. a wrapper script printing stream-json)
+        proc = chans.get((c.opened or {}).get("proc"))
+        if c.kind == "pipe" and c.dialect and proc is not None and not proc.dialect:
+            proc.dialect = c.dialect
+    for c in chans.values():
         c.opened, c.first_msgs = None, []
         if c.duration is None and c.first_t is not None and c.last_t is not None:
             c.duration = round(c.last_t - c.first_t, 6)
