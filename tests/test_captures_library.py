@@ -42,3 +42,25 @@ def test_capture_is_small_redacted_and_readable(path: Path):
 def test_wirecap_info_subprocess_reads_a_shipped_capture():
     p = run_wirecap("info", str(CAPTURES / "codebuff-sdk-0.3.13-ws-tool.jsonl"))
     assert p.returncode == 0 and b"ws-1" in p.stdout, p.stderr.decode()
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_capture_decodes_without_unparsed_events_where_the_dialect_is_known(path: Path):
+    from wirecap.dialects import decode_capture
+
+    events = list(decode_capture(str(path)))
+    assert events
+    bad = [(e.seq, e.data.get("reason")) for e in events if e.kind == "unparsed" and e.dialect]
+    assert bad == []
+
+
+def test_legacy_codebuff_tool_call_is_paired_with_its_result():
+    from wirecap.dialects import decode_capture
+
+    events = list(decode_capture(str(CAPTURES / "codebuff-cli-1.0.115-ws.jsonl")))
+    calls = [e for e in events if e.item == "tool_call" and e.kind == "item.completed"]
+    results = [e for e in events if e.item == "tool_result" and e.kind == "item.completed"]
+    assert [(c.id, c.data["name"], c.data["input"]) for c in calls] == [
+        ("tool_eb3accca443b", "run_terminal_command", {"command": "echo hi"})]
+    assert [r.data["call_id"] for r in results] == ["tool_eb3accca443b"]
+    assert "hi" in results[0].data["output"]

@@ -3,8 +3,9 @@
 Envelopes: client `identify` / `subscribe` / `unsubscribe` / `ping` / `action` (with `txid`), server
 `ack` (with the txid) and `action`. Traps (docs/dialects/codebuff-ws.md):
 - `response-chunk.chunk` is either a text piece or a structured event object (start, finish, ...);
-- CLI 1.0.x sends `user-input` (not `prompt`) and answers tool calls with a new `user-input` whose
-  last message starts with `[TOOL_RESULT]`; it ends a prompt with `response-complete`;
+- CLI 1.0.x sends `user-input` (not `prompt`), gets tool calls as `tool-call` actions and answers
+  them with a new `user-input` whose last message starts with `[TOOL_RESULT]`; it ends a prompt with
+  `response-complete`;
 - SDK 0.3.x sends `prompt` with the whole `sessionState` and the API key in `authToken`.
 """
 
@@ -57,6 +58,7 @@ class CodebuffWsDecoder(Decoder):
         self.prompts: dict[str, dict[str, Any]] = {}
         self.known_prompts: set[str] = set()
         self.tool_requests: dict[str, dict[str, Any]] = {}
+        self.legacy_calls: list[str | None] = []  # CLI 1.0.x `tool-call` ids, answered in order by user-input
         self.read_requests: dict[str, dict[str, Any]] = {}
         self.pings: list[float] = []
         self.first_t: float | None = None
@@ -166,8 +168,10 @@ class CodebuffWsDecoder(Decoder):
             self._session(rec, out, fingerprint_id=data.get("fingerprintId"))
             if isinstance(text, str) and text.startswith(TOOL_RESULT_PREFIX):
                 self._open_prompt(uid, rec)
+                call_id = self.legacy_calls.pop(0) if self.legacy_calls else None
                 out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, uid, "user",
-                                   {"call_id": None, "output": text[len(TOOL_RESULT_PREFIX):].lstrip(), "is_error": False}))
+                                   {"call_id": call_id, "output": text[len(TOOL_RESULT_PREFIX):].lstrip(),
+                                    "is_error": False}))
                 return out
             self._open_prompt(uid, rec)
             out.append(self.ev(TURN_STARTED, rec, id=uid, data={"prompt": text, "prompt_id": uid}))
@@ -280,6 +284,14 @@ class CodebuffWsDecoder(Decoder):
             return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, rid, "assistant", {
                 "name": data.get("toolName"), "input": data.get("input"), "call_id": rid,
                 "timeout_ms": data.get("timeout")})]
+        if at == "tool-call":  # CLI 1.0.x: run this tool; the result comes back as a [TOOL_RESULT] user-input
+            pid = str_or_none(data.get("userInputId"))
+            self._chunk_prompt(rec, pid)
+            call = data.get("data") if isinstance(data.get("data"), dict) else {}
+            cid = str_or_none(call.get("id"))
+            self.legacy_calls.append(cid)
+            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", {
+                "name": call.get("name"), "input": call.get("input"), "call_id": cid, "prompt_id": pid})]
         if at == "init-response" or at == "usage-response":
             return [self.status(rec, at, subtype=at, usage=data.get("usage"), limit=data.get("limit"))]
         if at == "message-cost-response":
