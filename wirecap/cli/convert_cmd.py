@@ -39,9 +39,28 @@ def _note_json(n: Any) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def _event_line(ev: Any, dumps: Any = orjson.dumps) -> bytes:
+    """One event as a JSON line (without the newline); the key order is the output format."""
+    if ev.item is not None and ev.id is not None and ev.role is not None and ev.data:
+        # The usual item event: one dict display instead of a dict grown key by key.
+        return dumps({"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t, "item": ev.item, "id": ev.id,
+                      "role": ev.role, "dialect": ev.dialect, "data": ev.data}, default=str)
+    d = {"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t}
+    if ev.item is not None:
+        d["item"] = ev.item
+    if ev.id is not None:
+        d["id"] = ev.id
+    if ev.role is not None:
+        d["role"] = ev.role
+    d["dialect"] = ev.dialect
+    if ev.data:
+        d["data"] = ev.data
+    return dumps(d, default=str)
+
+
 def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str | None, notes: bool) -> int:
     from wirecap.capture.reader import CaptureReader
-    from wirecap.dialects import decode_records
+    from wirecap.dialects import decode_batches, decode_records
 
     pending = _notes(capture) if notes else []
     i = 0
@@ -49,32 +68,31 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
         out.write(orjson.dumps(_note_json(pending[i])) + b"\n")
         i += 1
     dumps = orjson.dumps
-    n = 0
+    line_of = _event_line
+    first_note = i
+    n = 0  # events written (the lines in buf less the notes among them)
     buf: list[bytes] = []
     seen: set[str] = set()
     with CaptureReader(capture) as reader:
-        records = noting_channels(reader, seen) if ch else reader
-        for ev in decode_records(records, dialect=dialect, ch=ch):
-            if i < len(pending) and ev.seq and ev.seq[0] > pending[i].seq:
-                while i < len(pending) and ev.seq[0] > pending[i].seq:
-                    buf.append(dumps(_note_json(pending[i])))
-                    i += 1
-            d = {"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t}
-            if ev.item is not None:
-                d["item"] = ev.item
-            if ev.id is not None:
-                d["id"] = ev.id
-            if ev.role is not None:
-                d["role"] = ev.role
-            d["dialect"] = ev.dialect
-            if ev.data:
-                d["data"] = ev.data
-            buf.append(dumps(d, default=str))
-            n += 1
+        if ch:
+            batches: Any = ([ev] for ev in decode_records(noting_channels(reader, seen), dialect=dialect, ch=ch))
+        else:
+            batches = decode_batches(reader, dialect=dialect)
+        notes_left = i < len(pending)
+        for events in batches:
+            for ev in events:
+                if notes_left and ev.seq and ev.seq[0] > pending[i].seq:
+                    while i < len(pending) and ev.seq[0] > pending[i].seq:
+                        buf.append(dumps(_note_json(pending[i])))
+                        i += 1
+                    notes_left = i < len(pending)
+                buf.append(line_of(ev))
             if len(buf) >= 512:
+                n += len(buf)
                 buf.append(b"")
                 out.write(b"\n".join(buf))
                 buf = []
+        n += len(buf) - (i - first_note)
         for note in pending[i:]:
             buf.append(dumps(_note_json(note)))
         if buf:

@@ -265,6 +265,9 @@ class Decoding:
         self.options = options
         self.units: dict[str, Unit] = {}
         self.chan_unit: dict[str, Unit] = {}
+        # channel -> its decoder's feed_msg, once the channel's unit is decided: the hot path of
+        # `events`. Dropped when an open record (which may move the channel to another unit) comes.
+        self.hot: dict[str, Any] = {}
 
     def unit_for(self, rec: dict[str, Any]) -> Unit:
         ch = rec["ch"]
@@ -309,11 +312,14 @@ class Decoding:
         if ch.__class__ is not str:
             return None, []
         unit = self.chan_unit.get(ch)
-        if unit is not None and unit.decoder is not None and rec.get("type") != "open":
-            return unit, unit.decoder.feed(rec)
-        if unit is None or rec.get("type") == "open":
-            unit = self.unit_for(rec) if unit is None or rec.get("type") == "open" else unit
         rtype = rec.get("type")
+        if unit is not None and unit.decoder is not None and rtype != "open":
+            if rtype == "msg":
+                self.hot[ch] = unit.decoder.feed_msg
+            return unit, unit.decoder.feed(rec)
+        if unit is None or rtype == "open":
+            self.hot.pop(ch, None)
+            unit = self.unit_for(rec)
         if rtype == "open":
             unit.opens.append(rec)
             if unit.kind is None or rec.get("kind") == "process":
@@ -327,10 +333,12 @@ class Decoding:
 
     def events(self, rec: dict[str, Any]) -> list[Event]:
         """The events of one record (`feed` without the unit; the hot path for messages of a decided unit)."""
-        c = rec.get("ch")
-        unit = self.chan_unit.get(c) if c.__class__ is str else None
-        if unit is not None and unit.decoder is not None and rec.get("type") == "msg":
-            return unit.decoder.feed(rec)
+        try:
+            feed_msg = self.hot[rec["ch"]] if rec["type"] == "msg" else None
+        except (KeyError, TypeError):  # no ch or type, an unhashable ch, a channel not decided yet
+            feed_msg = None
+        if feed_msg is not None:
+            return feed_msg(rec)
         return self.feed(rec)[1]
 
     def finish(self) -> list[tuple[Unit, list[Event]]]:
@@ -352,10 +360,7 @@ class Decoding:
         return found
 
 
-def _ch_filter(ch: str | None, decoding: Decoding):
-    if ch is None:
-        return None
-
+def _ch_filter(ch: str, decoding: Decoding):
     def keep(ev: Event) -> bool:
         if ev.ch == ch:
             return True
@@ -365,26 +370,39 @@ def _ch_filter(ch: str | None, decoding: Decoding):
     return keep
 
 
+def decode_batches(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
+                   options: dict[str, Any] | None = None) -> Iterator[list[Event]]:
+    """The events of each record that has some, then the end-of-stream events of each unit.
+
+    `decode_records` without the per-event generator step: what a consumer that loops over all
+    events anyway (convert) iterates.
+    """
+    decoding = Decoding(dialect=dialect, options=options)
+    hot = decoding.hot
+    feed = decoding.feed
+    for rec in records:
+        try:  # the hot path: a message of a decided unit (as in Decoding.events)
+            feed_msg = hot[rec["ch"]] if rec["type"] == "msg" else None
+        except (KeyError, TypeError):
+            feed_msg = None
+        events = feed_msg(rec) if feed_msg is not None else feed(rec)[1]
+        if events:
+            yield events
+    for _unit, events in decoding.finish():
+        if events:
+            yield events
+
+
 def decode_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None, ch: str | None = None,
                    options: dict[str, Any] | None = None) -> Iterator[Event]:
     """Universal events of a capture's records (header excluded), streaming, in record order."""
+    if ch is None:
+        for events in decode_batches(records, dialect=dialect, options=options):
+            yield from events
+        return
     decoding = Decoding(dialect=dialect, options=options)
     keep = _ch_filter(ch, decoding)
     feed = decoding.feed
-    if keep is None:
-        chan_get = decoding.chan_unit.get
-        for rec in records:
-            c = rec.get("ch")
-            unit = chan_get(c) if c.__class__ is str else None
-            if unit is not None and unit.decoder is not None and rec.get("type") == "msg":
-                events = unit.decoder.feed(rec)  # the hot path: a message of a decided unit
-            else:
-                events = feed(rec)[1]
-            if events:
-                yield from events
-        for _unit, events in decoding.finish():
-            yield from events
-        return
     for rec in records:
         for ev in feed(rec)[1]:
             if keep(ev):
@@ -411,6 +429,7 @@ __all__ = [
     "Dialect",
     "Finding",
     "Unit",
+    "decode_batches",
     "decode_capture",
     "decode_records",
     "detect_channel",

@@ -167,8 +167,19 @@ class Decoder:
                 return self.on_error_record(rec)
             return [self.unparsed(rec, f"unexpected record type {rtype!r}")]
         except Exception as e:  # noqa: BLE001 - a decoder bug must not lose the record or the run
-            self.find(WARNING, "decoder-error", f"{self.dialect} decoder failed on this record: {type(e).__name__}: {e}", rec)
-            return [self.unparsed(rec, f"decoder error: {type(e).__name__}: {e}")]
+            return self._failed(rec, e)
+
+    def feed_msg(self, rec: dict[str, Any]) -> list[Event]:
+        """`feed` for a record known to be a msg: the driver's hot path skips the type dispatch."""
+        self._last = rec
+        try:
+            return self.on_msg(rec)
+        except Exception as e:  # noqa: BLE001 - as in feed
+            return self._failed(rec, e)
+
+    def _failed(self, rec: dict[str, Any], e: Exception) -> list[Event]:
+        self.find(WARNING, "decoder-error", f"{self.dialect} decoder failed on this record: {type(e).__name__}: {e}", rec)
+        return [self.unparsed(rec, f"decoder error: {type(e).__name__}: {e}")]
 
     def finish(self) -> list[Event]:
         try:

@@ -109,16 +109,20 @@ class ClaudeCodeDecoder(StreamDecoder):
                 return t
         return super().msg_type(rec)
 
-    def on_msg(self, rec: dict[str, Any]) -> list[Event]:
-        # Hot path: a text / tool-input / thinking delta of a started block (most lines of a
-        # --include-partial-messages run). Plain subscripts; anything unexpected takes the full path.
+    def feed_msg(self, rec: dict[str, Any]) -> list[Event]:
+        # Hot path: a text / tool-input / thinking delta of a started block, or a quiet stream event
+        # (most lines of a --include-partial-messages run). Plain subscripts; anything unexpected
+        # takes the full path. Handlers run outside the first try (an error in one must not run it
+        # twice) and inside the second (a decoder bug becomes an `unparsed` event, as in `feed`).
+        self._last = rec
         handler = None
         try:
             obj = rec["json"]
             t = obj["type"]
             if t == "stream_event":
                 ev = obj["event"]
-                if ev["type"] == "content_block_delta":
+                et = ev["type"]
+                if et == "content_block_delta":
                     delta = ev["delta"]
                     spec = _DELTA_FIELD[delta["type"]]
                     block = self.blocks[ev["index"]]
@@ -126,13 +130,20 @@ class ClaudeCodeDecoder(StreamDecoder):
                     if self.is_out[ch]:
                         return [Event(ITEM_DELTA, ch, (rec["seq"],), rec["t"], self.dialect, block[1], block[0],
                                       "assistant", {spec[1]: delta[spec[0]]})]
+                elif et in _QUIET_STREAM and self.is_out[rec["ch"]]:
+                    return []
             if self.is_out[rec["ch"]]:
                 handler = self._dispatch[t]
         except (KeyError, TypeError, IndexError):
             pass
-        if handler is not None:  # called outside the try: a handler's own error must not run it twice
-            return handler(rec, obj)
-        return StreamDecoder.on_msg(self, rec)
+        try:
+            if handler is not None:
+                return handler(rec, obj)
+            return StreamDecoder.on_msg(self, rec)
+        except Exception as e:  # noqa: BLE001 - as in Decoder.feed
+            return self._failed(rec, e)
+
+    on_msg = feed_msg  # (feed's own wrapper then never sees an exception)
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         handler = self._dispatch.get(obj.get("type"))  # type: ignore[arg-type]
