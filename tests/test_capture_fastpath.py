@@ -7,6 +7,7 @@ walk to the walk itself: whenever redaction would change a record, the screen sa
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import orjson
@@ -69,7 +70,8 @@ secretish = st.recursive(
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=secretish, fields=st.dictionaries(keys, secretish, max_size=2))
+@given(value=secretish, fields=st.dictionaries(keys.filter(lambda k: k not in ("json", "text", "b64", "raw")),
+                                              secretish, max_size=2))
 def test_the_screen_flags_every_record_redaction_would_change(value: object, fields: dict) -> None:
     red = Redactor()
     record = {"seq": 1, "t": 0.5, "type": "msg", "ch": "ws-1", "dir": "s2c",
@@ -91,3 +93,44 @@ def test_keys_with_separators_inside_the_word_are_redacted(tmp_path: Path) -> No
     for secret in (b"hunter2-AAAA", b"opensesame-BBBB", b"kelvin-CCCC"):
         assert secret not in data
     assert b"".join(records(path)).count("«redacted:".encode()) == 3
+
+
+batch_payloads = st.one_of(payloads, secretish.map(orjson.dumps), strings, strings.map(str.encode))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(st.tuples(batch_payloads, st.integers(0, 9)), max_size=40),
+       redact=st.sampled_from(["on", "off", "extra"]))
+def test_batched_writer_writes_the_bytes_of_the_unbatched_one(tmp_path: Path, items: list, redact: str) -> None:
+    """`batch_delay` changes when records reach the file, never their bytes, order, redaction or counts."""
+    out = []
+    for delay in (0.0, 3600.0):  # a batch is then written only when full, by another record, or at close
+        red = Redactor(enabled=redact != "off", extra_patterns=("hunter\\d",) if redact == "extra" else ())
+        path = tmp_path / f"c{delay}.jsonl"
+        with CaptureWriter(path, redactor=red, force=True, batch_delay=delay) as w:
+            for i, (data, op) in enumerate(items):
+                t = i / 8
+                if op == 0:
+                    w.open(f"ws-{i % 3}", "ws", t=t, url="ws://x/")
+                elif op == 1:
+                    w.msg(f"ws-{i % 3}", "c2s", data, t=t, note="x")  # extra fields: never batched
+                else:
+                    w.msg(f"ws-{i % 3}", "s2c" if op % 2 else "c2s", data, t=t)
+            counts = (w.records, w.bytes, w.errors)
+        end = orjson.loads(path.read_bytes().splitlines()[-1])
+        out.append((records(path), counts, {k: v for k, v in end.items() if k not in ("t", "duration")}))
+    assert out[0] == out[1]
+
+
+def test_batched_writer_reaches_the_file_within_its_delay(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    with CaptureWriter(path, force=True, batch_delay=0.05) as w:
+        seqs = [w.msg("ws-1", "c2s", b'{"i":%d}' % i) for i in range(3)]
+        assert seqs == [1, 2, 3]
+        deadline = time.monotonic() + 30
+        while len(path.read_bytes().splitlines()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [orjson.loads(line)["seq"] for line in path.read_bytes().splitlines()[1:]] == [1, 2, 3]
+        w.close_channel("ws-1")  # a record of another type writes the queued ones first
+    assert [orjson.loads(line)["type"] for line in path.read_bytes().splitlines()] == [
+        "header", "msg", "msg", "msg", "close", "end"]

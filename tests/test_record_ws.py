@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 
 import pytest
 import websockets
@@ -213,3 +214,86 @@ def test_200_connections_x_100_messages_all_delivered_and_recorded(tmp_path):
         assert [m["json"] for m in msgs if m["dir"] == "s2c"] == expected
     closes = [r for r in records if r["type"] == "close"]
     assert len(closes) == n_conn and all(c["code"] == 1000 for c in closes)
+
+
+def test_mitmdump_addon_writes_ws_messages_in_batches_exactly_and_in_order(tmp_path):
+    """`mitmdump -s` (the addon's own, batching writer): every frame lands in order with its exact
+    bytes, a secret is redacted, records reach the file while the connection is still open, and
+    the channel's close comes after its messages."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from websockets.sync.client import connect
+    from websockets.sync.server import serve
+
+    from wirecap.capture.reader import CaptureReader
+    from wirecap.record.ca import ensure_ca
+
+    ensure_ca()
+    frames = [b'{"a":1}', b'{ "b" : 2 }', b"plain text", "caf\u00e9 \u2028".encode(), b'{"apiKey":"hunter2-secret"}',
+              b"Bearer abcdefghijklmnop", bytes(range(256)), b"", *[b'{"i":%d}' % i for i in range(600)]]
+
+    def echo(ws):
+        for m in ws:
+            ws.send(m)
+
+    server = serve(echo, "127.0.0.1", 0, max_size=None, compression=None, ping_interval=None)
+    import threading
+
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cap = tmp_path / "mitm-ws.jsonl"
+    home_dir = Path(os.environ["WIRECAP_HOME"])
+    addon = Path(__file__).resolve().parents[1] / "wirecap" / "record" / "mitm_addon.py"
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "mitmdump"), "-q", "-s", str(addon), "--set", f"wirecap_out={cap}",
+         "--mode", f"reverse:http://127.0.0.1:{server.socket.getsockname()[1]}", "--listen-host", "127.0.0.1",
+         "--listen-port", str(port), "--set", f"confdir={home_dir / 'ca'}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "mitmdump did not start"
+                time.sleep(0.1)
+        with connect(f"ws://127.0.0.1:{port}/ws", max_size=None, compression=None, ping_interval=None) as c:
+            for f in frames:
+                c.send(f if f == bytes(range(256)) else f.decode())
+                assert c.recv(timeout=20) == (f if f == bytes(range(256)) else f.decode())
+            # Still open: the batch reaches the file on the writer's timer (liveness bound only).
+            deadline = time.monotonic() + 30
+            while b'{"i":599}' not in cap.read_bytes():
+                assert time.monotonic() < deadline, "batched records never reached the file"
+                time.sleep(0.05)
+            assert b'"type":"close"' not in cap.read_bytes()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=30)[0]
+        server.shutdown()
+    with CaptureReader(cap) as reader:
+        records = list(reader)
+    assert reader.end is not None and reader.end["errors"] == 0, out
+    assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+    ws = [r for r in records if r.get("ch") == "ws-1"]
+    assert [r["type"] for r in ws] == ["open", *["msg"] * (2 * len(frames)), "close"]
+    msgs = ws[1:-1]
+    want = []
+    for f in frames:
+        want += [("c2s", f), ("s2c", f)]
+    got = [(m["dir"], payload_bytes(m)) for m in msgs]
+    for (d, f), (gd, g), m in zip(want, got, msgs, strict=True):
+        assert gd == d
+        if b"hunter2" in f or b"Bearer" in f:
+            assert g != f and b"hunter2" not in g and b"abcdefghijklmnop" not in g and "redacted" in m["flags"]
+        else:
+            assert g == f
+        assert m.get("binary") is (True if f == bytes(range(256)) else None)
+    assert b"hunter2" not in cap.read_bytes() and b"abcdefghijklmnop" not in cap.read_bytes()

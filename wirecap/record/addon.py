@@ -17,13 +17,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wirecap.capture.payload import encode_payload
 from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import SSEParser, sse_record_fields
 from wirecap.capture.writer import CaptureWriter, default_origin
 from wirecap.record.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
 
 log = logging.getLogger("wirecap.record")
+# The addon's own writer (mitmdump -s) writes WebSocket messages in batches at most this late (seconds):
+# one write(2) and one secret screen per batch instead of per message (see CaptureWriter).
+BATCH_DELAY = 0.05
 
 
 @dataclass
@@ -124,6 +126,7 @@ class WirecapAddon:
                     redactor=redactor,
                     force=opts.wirecap_force,
                     on_error=lambda m: log.error("wirecap: %s", m),
+                    batch_delay=BATCH_DELAY,
                 )
             except WirecapError as e:
                 raise exceptions.OptionsError(str(e)) from None
@@ -337,18 +340,23 @@ class WirecapAddon:
             st = self._open_ws(flow)
         messages = flow.websocket.messages
         m = messages[-1]
-        fields: dict[str, Any] = {}
-        if not m.is_text:
-            fields["binary"] = True
-        if m.injected or m.dropped:
-            fields["flags"] = [f for f in ("injected", "dropped") if getattr(m, f)]
         content = m.content
-        kept, original = cap_body(content, self.body_cap)
-        if original is not None:
-            fields["truncated"] = original
-        assert self.writer is not None
-        self.writer.write("msg", None, len(kept), ch=st.ch, dir="c2s" if m.from_client else "s2c",
-                          **encode_payload(kept), **fields)
+        writer = self.writer
+        assert writer is not None
+        dir = "c2s" if m.from_client else "s2c"
+        if m.is_text and not (m.injected or m.dropped) and (self.body_cap <= 0 or len(content) <= self.body_cap):
+            # The common case (a whole text frame, no extra fields): the writer's byte-built path.
+            writer.msg(st.ch, dir, content)
+        else:
+            fields: dict[str, Any] = {}
+            if not m.is_text:
+                fields["binary"] = True
+            if m.injected or m.dropped:
+                fields["flags"] = [f for f in ("injected", "dropped") if getattr(m, f)]
+            kept, original = cap_body(content, self.body_cap)
+            if original is not None:
+                fields["truncated"] = original
+            writer.msg(st.ch, dir, kept, **fields)
         # Written: let mitmproxy forget it (keep the newest for addons after us in this hook).
         del messages[:-1]
 
