@@ -54,7 +54,9 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
     for rec in records:
         events = events_of(rec)
         if events:
-            note(events)
+            for ev in events:  # (note() inlined: once per record)
+                if ev.kind == UNPARSED:
+                    note([ev])
     for _unit, events in decoding.finish():
         note(events)
     for ch, n in unparsed.items():

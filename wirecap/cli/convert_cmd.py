@@ -41,10 +41,6 @@ def _note_json(n: Any) -> dict[str, Any]:
 
 def _event_line(ev: Any, dumps: Any = orjson.dumps) -> bytes:
     """One event as a JSON line (without the newline); the key order is the output format."""
-    if ev.item is not None and ev.id is not None and ev.role is not None and ev.data:
-        # The usual item event: one dict display instead of a dict grown key by key.
-        return dumps({"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t, "item": ev.item, "id": ev.id,
-                      "role": ev.role, "dialect": ev.dialect, "data": ev.data}, default=str)
     d = {"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t}
     if ev.item is not None:
         d["item"] = ev.item
@@ -86,7 +82,13 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
                         buf.append(dumps(_note_json(pending[i])))
                         i += 1
                     notes_left = i < len(pending)
-                buf.append(line_of(ev))
+                # (_event_line inlined for the usual item event: this loop runs once per event)
+                if ev.item is not None and ev.id is not None and ev.role is not None and ev.data:
+                    buf.append(dumps({"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t, "item": ev.item,
+                                      "id": ev.id, "role": ev.role, "dialect": ev.dialect, "data": ev.data},
+                                     default=str))
+                else:
+                    buf.append(line_of(ev))
             if len(buf) >= 512:
                 n += len(buf)
                 buf.append(b"")

@@ -57,14 +57,24 @@ def result_text(content: Any) -> Any:
     return content
 
 
+_MISSING = object()
+
+
+def _count(u: dict[str, Any], snake: str, camel: str) -> int | float:
+    """u[snake], else u[camel], else 0, through `num` (an int takes the short way)."""
+    v = u.get(snake, _MISSING)
+    if v is _MISSING:
+        v = u.get(camel, 0)
+    return v if v.__class__ is int else num(v)
+
+
 def usage_fields(u: dict[str, Any]) -> dict[str, Any]:
     """Anthropic usage (input excludes cache) in universal names; both spellings (snake, camel) read."""
-    g = u.get
     return {
-        "input_tokens": num(g("input_tokens", g("inputTokens", 0))),
-        "output_tokens": num(g("output_tokens", g("outputTokens", 0))),
-        "cache_read_tokens": num(g("cache_read_input_tokens", g("cacheReadInputTokens", 0))),
-        "cache_creation_tokens": num(g("cache_creation_input_tokens", g("cacheCreationInputTokens", 0))),
+        "input_tokens": _count(u, "input_tokens", "inputTokens"),
+        "output_tokens": _count(u, "output_tokens", "outputTokens"),
+        "cache_read_tokens": _count(u, "cache_read_input_tokens", "cacheReadInputTokens"),
+        "cache_creation_tokens": _count(u, "cache_creation_input_tokens", "cacheCreationInputTokens"),
     }
 
 
@@ -98,6 +108,14 @@ class ClaudeCodeDecoder(StreamDecoder):
             "control_cancel_request": self._control_cancel,
             "keep_alive": self._quiet,
         }
+        self._stream_dispatch = {
+            "content_block_delta": self._block_delta,
+            "content_block_start": self._block_start,
+            "message_start": self._message_start,
+            "message_delta": self._message_delta,
+            "error": self._stream_error,
+            **dict.fromkeys(_QUIET_STREAM, self._quiet),
+        }
 
     def msg_type(self, rec: dict[str, Any]) -> str:
         obj = rec.get("json")
@@ -111,34 +129,37 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def feed_msg(self, rec: dict[str, Any]) -> list[Event]:
         # Hot path: a text / tool-input / thinking delta of a started block, or a quiet stream event
-        # (most lines of a --include-partial-messages run). Plain subscripts; anything unexpected
-        # takes the full path. Handlers run outside the first try (an error in one must not run it
-        # twice) and inside the second (a decoder bug becomes an `unparsed` event, as in `feed`).
+        # (most lines of a --include-partial-messages run); other lines of a stdout/stdin channel go
+        # straight to their handler. Plain subscripts: anything unexpected (a missing key, a value
+        # of the wrong type, a channel seen for the first time) takes the full path of on_object.
+        # Handlers run outside the first try (an error in one must not run it twice) and inside the
+        # second (a decoder bug becomes an `unparsed` event, as in `feed`).
         self._last = rec
         handler = None
         try:
             obj = rec["json"]
             t = obj["type"]
-            if t == "stream_event":
-                ev = obj["event"]
-                et = ev["type"]
-                if et == "content_block_delta":
-                    delta = ev["delta"]
-                    spec = _DELTA_FIELD[delta["type"]]
-                    block = self.blocks[ev["index"]]
-                    ch = rec["ch"]
-                    if self.is_out[ch]:
-                        return [Event(ITEM_DELTA, ch, (rec["seq"],), rec["t"], self.dialect, block[1], block[0],
-                                      "assistant", {spec[1]: delta[spec[0]]})]
-                elif et in _QUIET_STREAM and self.is_out[rec["ch"]]:
-                    return []
             if self.is_out[rec["ch"]]:
-                handler = self._dispatch[t]
+                if t == "stream_event":
+                    ev = obj["event"]
+                    et = ev["type"]
+                    if et == "content_block_delta":
+                        delta = ev["delta"]
+                        spec = _DELTA_FIELD[delta["type"]]
+                        block = self.blocks[ev["index"]]
+                        return [Event(ITEM_DELTA, rec["ch"], (rec["seq"],), rec["t"], self.dialect, block[1],
+                                      block[0], "assistant", {spec[1]: delta[spec[0]]})]
+                    if et in _QUIET_STREAM:
+                        return []
+                    handler = self._stream_dispatch[et]
+                    obj = ev
+                else:
+                    handler = self._dispatch[t]
         except (KeyError, TypeError, IndexError):
-            pass
+            handler = None
         try:
             if handler is not None:
-                return handler(rec, obj)
+                return handler(rec, obj)  # (for a stream_event: the event object)
             return StreamDecoder.on_msg(self, rec)
         except Exception as e:  # noqa: BLE001 - as in Decoder.feed
             return self._failed(rec, e)
@@ -344,70 +365,81 @@ class ClaudeCodeDecoder(StreamDecoder):
         if ev.__class__ is not dict:
             return [self.unparsed(rec, "stream_event without an event object")]
         et = ev.get("type")
-        if et == "content_block_delta":
-            delta = ev.get("delta")
-            if delta.__class__ is dict:
-                dt = delta.get("type")
-                spec = _DELTA_FIELD.get(dt)
-                if spec is not None:
-                    idx = ev.get("index")
-                    block = self.blocks.get(idx if idx.__class__ is int else hkey(idx))
-                    if block is None:
-                        return [self.unparsed(rec, "delta for a content block that was not started")]
-                    return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),
-                                  self.dialect, block[1], block[0], "assistant", {spec[1]: delta.get(spec[0])})]
-                if dt in _QUIET_DELTAS:
-                    return []
-            return [self.unparsed(rec, f"unknown content_block_delta {delta!r:.60}")]
-        if et in _QUIET_STREAM:
-            return []
+        handler = self._stream_dispatch.get(et)  # (an unhashable type raises: a decoder-error finding)
+        if handler is None:
+            return [self.unparsed(rec, f"unknown stream event type {et!r}")]
+        return handler(rec, ev)
+
+    def _block_delta(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        delta = ev.get("delta")
+        if delta.__class__ is dict:
+            dt = delta.get("type")
+            spec = _DELTA_FIELD.get(dt)
+            if spec is not None:
+                idx = ev.get("index")
+                block = self.blocks.get(idx if idx.__class__ is int else hkey(idx))
+                if block is None:
+                    return [self.unparsed(rec, "delta for a content block that was not started")]
+                return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),
+                              self.dialect, block[1], block[0], "assistant", {spec[1]: delta.get(spec[0])})]
+            if dt in _QUIET_DELTAS:
+                return []
+        return [self.unparsed(rec, f"unknown content_block_delta {delta!r:.60}")]
+
+    def _message_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        msg = ev.get("message")
+        if msg.__class__ is not dict:
+            return [self.unparsed(rec, "message_start without a message")]
         out: list[Event] = []
-        if et == "message_start":
-            msg = ev.get("message")
-            if msg.__class__ is not dict:
-                return [self.unparsed(rec, "message_start without a message")]
+        if not (self.saw_content and self.in_turn):
             self._content_started(rec, out)
-            mid = msg.get("id") if isinstance(msg.get("id"), str) else None
-            self.stream_mid = mid
-            self.blocks = {}
-            usage = msg.get("usage")
-            if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
-                if mid is not None:
-                    self.usage_seen.add(mid)
-                out.append(self.ev(USAGE, rec, data={
-                    "model": msg.get("model") or self.model, "message_id": mid, **usage_fields(usage),
-                    "scope": "message", "snapshot": True}))
-            return out
-        if et == "content_block_start":
-            block = ev.get("content_block")
-            if block.__class__ is not dict:
-                return [self.unparsed(rec, "content_block_start without a block")]
-            item = _BLOCK_ITEM.get(block.get("type"))
-            if item is None:
-                return [self.unparsed(rec, f"unknown content block type {block.get('type')!r}")]
-            idx = hkey(ev.get("index"))
-            if item == TOOL_CALL:
-                iid = block.get("id") if isinstance(block.get("id"), str) else f"{self.stream_mid}:{idx}"
-                data = {"name": block.get("name"), "call_id": block.get("id")}
-            else:
-                iid = f"{self.stream_mid}:{idx}"
-                data = {}
-            self.blocks[idx] = (iid, item)
-            return [self.ev(ITEM_STARTED, rec, item, iid, "assistant", data)]
-        if et == "message_delta":
-            usage = ev.get("usage")
-            if usage.__class__ is dict:
-                data = {"model": self.model, "message_id": self.stream_mid, "scope": "message"}
-                for k, v in usage_fields(usage).items():
-                    if v or k == "output_tokens":
-                        data[k] = v
-                out.append(self.ev(USAGE, rec, data=data))
-            return out
-        if et == "error":
-            err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
-            out.append(self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True}))
-            return out
-        return [self.unparsed(rec, f"unknown stream event type {et!r}")]
+        mid = msg.get("id")
+        if not isinstance(mid, str):
+            mid = None
+        self.stream_mid = mid
+        self.blocks = {}
+        usage = msg.get("usage")
+        if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+            if mid is not None:
+                self.usage_seen.add(mid)
+            out.append(self.ev(USAGE, rec, data={
+                "model": msg.get("model") or self.model, "message_id": mid, **usage_fields(usage),
+                "scope": "message", "snapshot": True}))
+        return out
+
+    def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        block = ev.get("content_block")
+        if block.__class__ is not dict:
+            return [self.unparsed(rec, "content_block_start without a block")]
+        item = _BLOCK_ITEM.get(block.get("type"))
+        if item is None:
+            return [self.unparsed(rec, f"unknown content block type {block.get('type')!r}")]
+        idx = ev.get("index")
+        if idx.__class__ is not int:
+            idx = hkey(idx)
+        if item == TOOL_CALL:
+            bid = block.get("id")
+            iid = bid if isinstance(bid, str) else f"{self.stream_mid}:{idx}"
+            data = {"name": block.get("name"), "call_id": bid}
+        else:
+            iid = f"{self.stream_mid}:{idx}"
+            data = {}
+        self.blocks[idx] = (iid, item)
+        return [self.ev(ITEM_STARTED, rec, item, iid, "assistant", data)]
+
+    def _message_delta(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        usage = ev.get("usage")
+        if usage.__class__ is not dict:
+            return []
+        data = {"model": self.model, "message_id": self.stream_mid, "scope": "message"}
+        for k, v in usage_fields(usage).items():
+            if v or k == "output_tokens":
+                data[k] = v
+        return [self.ev(USAGE, rec, data=data)]
+
+    def _stream_error(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
+        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True})]
 
     # --- control protocol -----------------------------------------------------------------------------
     def _control_request(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
