@@ -16,7 +16,6 @@ CAPTURES = ROOT / "captures"
 HELLO = CAPTURES / "claude-code-2.1.197-hello.jsonl"
 TOOL = CAPTURES / "claude-code-2.1.197-tool-bash.jsonl"
 CODEX = CAPTURES / "codex-0.169.0-hello.jsonl"
-WS = CAPTURES / "codebuff-cli-1.0.115-ws.jsonl"
 
 
 def one_error_line(r, *, code: int = 2) -> str:
@@ -323,9 +322,10 @@ def test_validate_min_severity_does_not_claim_there_are_no_findings():
     # With every finding below --min-severity it printed "CAP: no findings".
     import json
 
-    found = json.loads(run_wirecap("validate", str(WS), "--json").stdout)
+    cap = CAPTURES / "codebuff-sdk-0.10.7-http.jsonl"  # info findings only
+    found = json.loads(run_wirecap("validate", str(cap), "--json").stdout)
     assert found and all(f["severity"] != "error" for f in found)
-    r = run_wirecap("validate", str(WS), "--min-severity", "error")
+    r = run_wirecap("validate", str(cap), "--min-severity", "error")
     out = r.stdout.decode()
     assert r.returncode == 0 and f"no findings of severity error or above ({len(found)} below it hidden" in out, out
 
