@@ -151,6 +151,9 @@ def run(quick: bool = False) -> list[dict]:
                                baseline="diff -u (raw files)", baseline_value=raw.seconds, target="<= 3 s",
                                ok=(m.seconds <= 3.0 and exact) if not quick else exact,
                                note=f"exit {m.returncode}; {found.strip().splitlines()[-1] if found.strip() else ''}"))
+            rows.append(figure(f"diff {n // 1000}k msgs ({level} level) CPU", m.cpu, "s",
+                               baseline="diff -u (raw files)", baseline_value=raw.cpu,
+                               note="user + system, all processes (more than the wall time when work overlaps)"))
             rows.append(figure(f"diff {n // 1000}k msgs ({level} level) peak RSS", mb(m.peak_rss), "MB",
                                baseline="diff -u (raw files)", baseline_value=mb(raw.peak_rss), target="< 500 MB",
                                ok=mb(m.peak_rss) < 500))

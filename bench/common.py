@@ -56,6 +56,7 @@ class Measured:
     returncode: int
     stdout: bytes
     stderr: bytes
+    cpu: float = 0.0  # user + system seconds of the command and the descendants it waited for
 
 
 def run_measured(argv: Sequence[str], *, stdin: bytes | str | Path | None = None, cwd: str | Path | None = None,
@@ -111,7 +112,7 @@ def run_measured(argv: Sequence[str], *, stdin: bytes | str | Path | None = None
             last = rss_file.read_text().strip().splitlines()[-1:]  # "Command exited with non-zero status" first
             if last and last[0].isdigit():
                 peak_kb = int(last[0])
-    m = Measured(seconds, peak_kb * 1024, proc.returncode, stdout, stderr)
+    m = Measured(seconds, peak_kb * 1024, proc.returncode, stdout, stderr, usage.ru_utime + usage.ru_stime)
     if check and m.returncode != 0:
         tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
         raise RuntimeError(f"{' '.join(map(str, argv[:4]))} exited {m.returncode}: {' | '.join(tail)}")

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from conftest import SAMPLES
 
-from wirecap.analysis.diff import diff_captures
+from wirecap.analysis.diff import diff_captures, parse_threshold
 from wirecap.analysis.render_diff import render_summary, render_unified
 from wirecap.capture.writer import CaptureWriter, default_origin
 from wirecap.errors import WirecapError
@@ -365,8 +365,17 @@ def test_missing_file_and_not_a_capture(tmp_path):
         diff_captures(a, str(tmp_path / "nope.jsonl"))
     with pytest.raises(WirecapError, match="not a wirecap capture"):
         diff_captures(str(SAMPLES / "claude_code_hello.jsonl"), a)
-    with pytest.raises(WirecapError, match="cannot compare a capture"):
+    with pytest.raises(WirecapError, match=r"cannot compare a capture \(.*\) with a universal-event file \("):
         diff_captures(a, write_events(tmp_path / "e.jsonl", session(TOOLS)))
+    with pytest.raises(WirecapError, match=r"cannot compare a universal-event file \(.*\) with a capture \("):
+        diff_captures(write_events(tmp_path / "e2.jsonl", session(TOOLS)), a)
+
+
+@pytest.mark.parametrize("spec", ["nan", "inf", "-inf%", "NaN%"])
+def test_timing_threshold_must_be_finite(spec):
+    # float("nan") parsed, and every comparison with it is false: --timing nan silently flagged nothing.
+    with pytest.raises(WirecapError, match="bad timing threshold .*finite"):
+        parse_threshold(spec)
 
 
 # --- stats, timing, notes, json -------------------------------------------------------------------------------

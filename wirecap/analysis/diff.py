@@ -18,6 +18,7 @@ import contextlib
 import gc
 import gzip
 import io
+import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ import orjson
 
 from wirecap.analysis.align import align
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
+from wirecap.analysis.sides import build_both
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
     ERROR,
@@ -121,6 +123,18 @@ class Unit:
 
     def fingerprint(self) -> int:
         return hash(tuple((it.kind, it.body) for it in self.items))
+
+
+def pack_units(units: list[Unit]) -> list[tuple[Any, ...]]:
+    """Units as plain tuples (for `marshal`, see `wirecap.analysis.sides`)."""
+    return [(u.key, u.kind, u.dialect, u.group, u.t_first, u.t_last,
+             [(it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label) for it in u.items])
+            for u in units]
+
+
+def unpack_units(packed: list[tuple[Any, ...]]) -> list[Unit]:
+    return [Unit(key, kind, dialect, group, [Item(*it) for it in items], t_first, t_last)
+            for key, kind, dialect, group, t_first, t_last, items in packed]
 
 
 @dataclass(slots=True)
@@ -921,9 +935,14 @@ def parse_threshold(spec: str | float | None) -> float | None:
         v = float(s)
     except ValueError:
         raise WirecapError(f"bad timing threshold {spec!r} (write it like 50%)") from None
+    if not math.isfinite(v):
+        raise WirecapError(f"bad timing threshold {spec!r}: must be a finite number (write it like 50%)")
     if v < 0:
         raise WirecapError(f"bad timing threshold {spec!r}: must not be negative")
     return v / 100.0
+
+
+_KIND_NAMES = {"capture": "a capture", "events": "a universal-event file"}
 
 
 def _split_ch(ch: str | None) -> tuple[str | None, str | None]:
@@ -943,8 +962,8 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
     Normalizer(ignore, keep)  # a bad path fails here, before any reading
     kind_a, kind_b = input_kind(a), input_kind(b)
     if kind_a != kind_b:
-        raise WirecapError(f"cannot compare a {kind_a} ({a}) with a {kind_b} ({b}): give two captures or two "
-                           "universal-event files")
+        raise WirecapError(f"cannot compare {_KIND_NAMES[kind_a]} ({a}) with {_KIND_NAMES[kind_b]} ({b}): give two "
+                           "captures or two universal-event files")
     if level == "wire" and kind_a == "events":
         raise WirecapError(f"{a}: the wire level needs captures, not universal-event files")
     ch_a, ch_b = _split_ch(ch)
@@ -957,11 +976,13 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
     else:
         with paused_gc():
             if level == "events":
-                units_a = _event_units(a, kind_a, ch_a, ignore, keep, chunks)
-                units_b = _event_units(b, kind_b, ch_b, ignore, keep, chunks)
+                units_a, units_b = build_both(lambda: _event_units(a, kind_a, ch_a, ignore, keep, chunks),
+                                              lambda: _event_units(b, kind_b, ch_b, ignore, keep, chunks),
+                                              pack_units, unpack_units)
             else:
-                units_a = _wire_units(a, ch_a, ignore, keep)
-                units_b = _wire_units(b, ch_b, ignore, keep)
+                units_a, units_b = build_both(lambda: _wire_units(a, ch_a, ignore, keep),
+                                              lambda: _wire_units(b, ch_b, ignore, keep),
+                                              pack_units, unpack_units)
             for path, units, c in ((a, units_a, ch_a), (b, units_b, ch_b)):
                 if c is not None and not units:
                     raise WirecapError(f"{path}: no channel {c!r}")
