@@ -84,6 +84,10 @@ def usage_error_line(e: click.UsageError) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit 2, never a traceback."""
+    if argv is None:
+        from wirecap.cli import common
+
+        common.AS_PROGRAM = True
     try:
         cli.main(args=argv, prog_name="wirecap", standalone_mode=False)
     except WirecapError as e:

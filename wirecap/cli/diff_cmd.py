@@ -9,7 +9,7 @@ import orjson
 
 from wirecap.analysis.diff import LEVELS, diff_captures
 from wirecap.analysis.render_diff import render_summary, render_unified
-from wirecap.cli.common import readable_twice
+from wirecap.cli.common import exit_without_teardown, readable_twice
 
 
 @click.command()
@@ -56,6 +56,4 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
     else:
         use_color = sys.stdout.isatty() if color is None else color
         click.echo(render_unified(result, color=use_color, context=context), nl=False, color=use_color)
-    sys.stdout.flush()
-    if not result.equal:
-        sys.exit(1)
+    exit_without_teardown(0 if result.equal else 1)
