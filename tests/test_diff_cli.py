@@ -107,3 +107,21 @@ def test_event_files_from_convert_match_the_capture_diff(tmp_path):
     ja, jb = orjson.loads(from_caps.stdout), orjson.loads(from_events.stdout)
     assert ja["counts"] == jb["counts"]
     assert ja["by_kind"] == jb["by_kind"]
+
+
+def test_lines_the_reader_skipped_are_warned_about(tmp_path):
+    # A damaged capture compared "equal" in silence: the skipped line and the missing end were invisible.
+    a = capture_of(tmp_path, "a.jsonl", sample_lines("claude_code_hello.jsonl"))
+    lines = open(a, "rb").read().splitlines(keepends=True)
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(b"".join(lines[:3]) + b'{"seq": "x"}\n' + b"".join(lines[3:-1]) + lines[-1][:9])
+    for fork in "10":
+        for level in ("events", "wire"):
+            r = run_wirecap("diff", "--level", level, a, str(b), env={"WIRECAP_DIFF_FORK": fork})
+            err = r.stderr.decode()
+            assert r.returncode == 0 and r.stdout.decode().startswith("equal"), (r.stdout, err)
+            assert f"wirecap: warning: {b}:4: not a record (no integer seq)" in err
+            assert f"wirecap: warning: {b}: interrupted capture" in err and a not in err
+    r = run_wirecap("diff", "--json", str(b), a)
+    assert r.returncode == 0 and any(":4: not a record" in w for w in orjson.loads(r.stdout)["warnings"])
+    assert "warnings" not in orjson.loads(run_wirecap("diff", "--json", a, a).stdout)

@@ -212,6 +212,7 @@ class DiffResult:
     notes_b: list[Any] = field(default_factory=list)
     items_a: int = 0
     items_b: int = 0
+    warnings: list[str] = field(default_factory=list)  # the readers' complaints: lines skipped, interrupted
 
     @property
     def stats_differ(self) -> bool:
@@ -291,6 +292,8 @@ class DiffResult:
             ]
         if self.timing_checked:
             out["timing"] = {"checked": self.timing_checked, "regressions": [t.to_json() for t in self.timing]}
+        if self.warnings:
+            out["warnings"] = self.warnings
         return out
 
 
@@ -356,18 +359,23 @@ def read_event_file(path: str) -> Iterator[Event]:
             yield Event.from_json(obj)
 
 
-def _decode(path: str, kind: str, ch: str | None) -> Iterator[Event]:
+def _decode(path: str, kind: str, ch: str | None, warnings: list[str]) -> Iterator[Event]:
+    """Events of one side; the reader's complaints (skipped lines, an interrupted capture) go to `warnings`."""
     if kind == "events":
         for ev in read_event_file(path):
             if ch is None or ev.ch == ch or unit_key(ev.ch) == ch:
                 yield ev
         return
     try:
-        from wirecap.dialects import decode_capture
+        from wirecap.dialects import decode_records
     except ImportError:
         raise WirecapError("the events level needs the dialect decoders (wirecap.dialects), "
                            "which are not installed; use --level wire") from None
-    yield from decode_capture(path, ch=ch)
+    from wirecap.capture.reader import CaptureReader
+
+    with CaptureReader(path) as reader:
+        yield from decode_records(reader, ch=ch)
+        warnings.extend(reader.report())
 
 
 def unit_key(ch: str) -> str:
@@ -975,14 +983,16 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
         result.stats = stats_rows(sa, sb)
     else:
         with paused_gc():
-            if level == "events":
-                units_a, units_b = build_both(lambda: _event_units(a, kind_a, ch_a, ignore, keep, chunks),
-                                              lambda: _event_units(b, kind_b, ch_b, ignore, keep, chunks),
-                                              pack_units, unpack_units)
-            else:
-                units_a, units_b = build_both(lambda: _wire_units(a, ch_a, ignore, keep),
-                                              lambda: _wire_units(b, ch_b, ignore, keep),
-                                              pack_units, unpack_units)
+            def side(path: str, kind: str, c: str | None) -> tuple[list[Unit], list[str]]:
+                warnings: list[str] = []
+                if level == "events":
+                    return _event_units(path, kind, c, ignore, keep, chunks, warnings), warnings
+                return _wire_units(path, c, ignore, keep, warnings), warnings
+
+            (units_a, warn_a), (units_b, warn_b) = build_both(
+                lambda: side(a, kind_a, ch_a), lambda: side(b, kind_b, ch_b),
+                lambda s: (pack_units(s[0]), s[1]), lambda p: (unpack_units(p[0]), list(p[1])))
+            result.warnings = warn_a + warn_b
             for path, units, c in ((a, units_a, ch_a), (b, units_b, ch_b)):
                 if c is not None and not units:
                     raise WirecapError(f"{path}: no channel {c!r}")
@@ -1029,8 +1039,8 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                 chunks: bool) -> list[Unit]:
-    events = _decode(path, kind, ch)
+                 chunks: bool, warnings: list[str] | None = None) -> list[Unit]:
+    events = _decode(path, kind, ch, warnings if warnings is not None else [])
     first = next(events, None)
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
@@ -1050,13 +1060,16 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
     return units
 
 
-def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...]) -> list[Unit]:
+def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
+                warnings: list[str] | None = None) -> list[Unit]:
     from wirecap.capture.reader import CaptureReader
 
     builder = WireBuilder(ignore, keep, only=ch)
     with CaptureReader(path) as reader:
         for rec in reader:
             builder.feed(rec)
+    if warnings is not None:
+        warnings.extend(reader.report())
     return [u for u in builder.finish().values() if u.items or u.kind != "process"]
 
 

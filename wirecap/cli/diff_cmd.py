@@ -47,6 +47,10 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
         result = diff_captures(path_a, path_b, level=level, ch=ch, ignore=ignore, keep=keep, chunks=chunks,
                                timing_threshold=threshold if timing else None)
     result.a, result.b = a, b
+    # what the readers skipped: a diff that looks equal must not hide a damaged capture
+    result.warnings = [w.replace(path_a, a).replace(path_b, b) for w in result.warnings]
+    for line in result.warnings:
+        click.echo(f"wirecap: warning: {line}", err=True)
     if as_json:
         sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str) + b"\n")
     elif result.equal:
