@@ -209,3 +209,19 @@ def test_codebuff_tool_call_response_after_its_timeout(tmp_path: Path) -> None:
     found = rules(write_ws(tmp_path / "late.jsonl", frames, 6.0))
     assert found["cb-tool-call-late"][0].seq == 3
     assert "cb-tool-call-unanswered" not in found
+
+
+def test_validate_ch_keeps_one_session_and_its_exit_status():
+    cap = str(CAPS / "public_claude-code-protocol_control_permission_scenarios.jsonl")
+    every = validate_capture(cap)
+    assert {f.ch for f in every} >= {"stdout", "stdin-2", "stdout-2"}
+    second = validate_capture(cap, channels=["stdout-2"])  # the pipe selects proc-2 with its stdin
+    assert second and {f.ch for f in second} == {"stdin-2", "stdout-2"}
+    assert validate_capture(cap, channels=["proc-2"]) == second
+    r = run_wirecap("validate", cap, "--ch", "stdout-2", "--json")
+    assert r.returncode == 0 and {f["ch"] for f in json.loads(r.stdout)} == {"stdin-2", "stdout-2"}
+    r = run_wirecap("validate", cap, "--ch", "proc")  # the error finding is on stdout
+    assert r.returncode == 1 and b"cc-tool-use-without-result" in r.stdout and b"permission" not in r.stdout
+    r = run_wirecap("validate", cap, "--ch", "nope")
+    err = r.stderr.decode().strip()
+    assert r.returncode == 2 and "no channel 'nope'" in err and "stdout-2" in err and len(err.splitlines()) == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from wirecap.analysis.stats import UnknownChannel
 from wirecap.dialects import Decoding
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
 from wirecap.events import UNPARSED
@@ -35,8 +36,10 @@ def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
-                     options: dict[str, Any] | None = None) -> list[Finding]:
-    """Findings for a stream of records (header excluded)."""
+                     options: dict[str, Any] | None = None, channels: Iterable[str] = ()) -> list[Finding]:
+    """Findings for a stream of records (header excluded). With `channels`, only the findings of
+    the units holding them (a pipe selects its process and the process its pipes), and those of no
+    channel; a channel the stream lacks raises UnknownChannel."""
     decoding = Decoding(dialect=dialect, options=_check_options(options))
     unparsed: dict[str, int] = {}
     found: list[Finding] = []
@@ -63,6 +66,15 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
         if n > UNPARSED_DETAIL:
             found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
     found.extend(decoding.findings())
+    wanted = set(channels)
+    if wanted:
+        chan_unit = decoding.chan_unit
+        missing = sorted(wanted - chan_unit.keys())
+        if missing:
+            raise UnknownChannel(missing[0], sorted(chan_unit))
+        keys = {chan_unit[c].key for c in wanted}
+        found = [f for f in found if f.ch is None or f.ch in keys
+                 or (f.ch in chan_unit and chan_unit[f.ch].key in keys)]
     return sort_findings(found)
 
 
@@ -71,12 +83,13 @@ def sort_findings(found: list[Finding]) -> list[Finding]:
     return sorted(found, key=lambda f: (f.seq is None, f.seq or 0, order.get(f.severity, 9), f.rule))
 
 
-def validate_capture(path: str, *, dialect: str | None = None, options: dict[str, Any] | None = None) -> list[Finding]:
+def validate_capture(path: str, *, dialect: str | None = None, options: dict[str, Any] | None = None,
+                     channels: Iterable[str] = ()) -> list[Finding]:
     """Findings for the capture at `path`, including the reader's own (corrupt lines, interruption)."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        found = validate_records(reader, dialect=dialect, options=options)
+        found = validate_records(reader, dialect=dialect, options=options, channels=channels)
         for problem in reader.problems:
             found.append(Finding(WARNING, "capture-corrupt-line", problem, None, None))
         if reader.interrupted:

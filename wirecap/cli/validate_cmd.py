@@ -19,16 +19,20 @@ from wirecap.errors import WirecapError
 @click.option("--tool-call-timeout", type=float, metavar="S",
               help="Codebuff: tool-call-request timeout when the request names none (default 30).")
 @click.option("--gap", type=float, metavar="S", help="SSE: warn on a pause between events longer than S (default 30).")
+@click.option("--ch", "channels", multiple=True, metavar="CH",
+              help="Only findings of channel CH's session (a pipe selects its process; repeatable), and those of "
+                   "the capture as a whole.")
 @click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
               help="Show findings of this severity and above.")
 def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interval: float | None,
              heartbeat_timeout: float | None, ack_latency: float | None, tool_call_timeout: float | None,
-             gap: float | None, min_severity: str) -> None:
+             gap: float | None, channels: tuple[str, ...], min_severity: str) -> None:
     """Check CAP against its dialects' rules (docs/validation-rules.md).
 
     Prints severity, rule, seq, channel and a one-line message per finding. Exit status: 1 when an
     error-severity finding exists, 0 otherwise, 2 when CAP cannot be read.
     """
+    from wirecap.analysis.stats import UnknownChannel
     from wirecap.analysis.validate import has_errors, validate_capture
     check_dialect(dialect)
     options = {"heartbeat_interval": heartbeat_interval, "heartbeat_timeout": heartbeat_timeout,
@@ -36,7 +40,11 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     for name, value in options.items():
         if value is not None and value != value:  # NaN: every comparison is false, so no rule would fire
             raise WirecapError(f"--{name.replace('_', '-')} nan: expected a number of seconds")
-    found = validate_capture(capture, dialect=dialect, options={k: v for k, v in options.items() if v is not None})
+    try:
+        found = validate_capture(capture, dialect=dialect, channels=channels,
+                                 options={k: v for k, v in options.items() if v is not None})
+    except UnknownChannel as e:
+        raise WirecapError(f"{capture}: no channel {e.ch!r} (channels: {', '.join(e.have) or 'none'})") from None
     rank = {"info": 0, "warning": 1, "error": 2}
     shown = [f for f in found if rank.get(f.severity, 0) >= rank[min_severity]]
     if as_json:
