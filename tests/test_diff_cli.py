@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 from conftest import SAMPLES, run_wirecap
 from test_diff import TOOLS, capture_of, rerun, sample_lines, session, write_events
@@ -112,7 +114,7 @@ def test_event_files_from_convert_match_the_capture_diff(tmp_path):
 def test_lines_the_reader_skipped_are_warned_about(tmp_path):
     # A damaged capture compared "equal" in silence: the skipped line and the missing end were invisible.
     a = capture_of(tmp_path, "a.jsonl", sample_lines("claude_code_hello.jsonl"))
-    lines = open(a, "rb").read().splitlines(keepends=True)
+    lines = Path(a).read_bytes().splitlines(keepends=True)
     b = tmp_path / "b.jsonl"
     b.write_bytes(b"".join(lines[:3]) + b'{"seq": "x"}\n' + b"".join(lines[3:-1]) + lines[-1][:9])
     for fork in "10":

@@ -1,7 +1,8 @@
 """The diff's fast paths give the same answers as the plain ones.
 
 - the normalizer equals a naive reference (every concrete path checked against every rule), with and
-  without redaction-placeholder rewriting;
+  without redaction-placeholder rewriting, and so does one fixed at a path;
+- usage items go first in each run of items from one record, as a plain stable sort puts them;
 - redaction placeholders that differ only in their fingerprint compare equal at both diff levels,
   and a different placeholder kind is still a difference.
 """
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_diff import capture_of
 
-from wirecap.analysis.diff import diff_captures
+from wirecap.analysis.diff import Item, _usage_first, diff_captures
 from wirecap.analysis.normalize import VOLATILE, Normalizer, parse_path
 
 _FP = re.compile(r"«redacted:([a-z0-9\-]+):[0-9a-f]{8}»")
@@ -73,6 +74,27 @@ def test_normalizer_matches_the_reference(value, ignore, keep, at, fps) -> None:
     # without placeholder rewriting: as if fingerprints were off
     assert n(value, tuple(at), fingerprints=False) == Normalizer(ignore, keep, redaction_fingerprints=False)(
         value, tuple(at))
+    # a normalizer fixed at one place (the diff's per-kind fast path) answers the same
+    assert n.fixed(tuple(at))(value) == n(value, tuple(at), fingerprints=False)
+
+
+def _usage_first_reference(items: list[Item]) -> list[Item]:
+    """Runs of items sharing a first seq (items without one are runs of their own), usage first in each."""
+    runs: list[list[Item]] = []
+    for it in items:
+        if runs and it.seq and runs[-1][-1].seq and runs[-1][-1].seq[0] == it.seq[0]:
+            runs[-1].append(it)
+        else:
+            runs.append([it])
+    return [x for run in runs for x in sorted(run, key=lambda x: x.kind != "usage")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["usage", "message", "tool_call"]),
+                          st.lists(st.integers(1, 3), max_size=2)), max_size=14))
+def test_usage_first_matches_the_reference(specs) -> None:
+    items = [Item(kind, i, (), b"", tuple(seq), "c", 0.0) for i, (kind, seq) in enumerate(specs)]
+    assert [x.index for x in _usage_first(list(items))] == [x.index for x in _usage_first_reference(items)]
 
 
 def _claude(tool_output: str, command: str) -> list[bytes]:

@@ -75,6 +75,7 @@ _EVENT_ITEM = {
     SESSION_ENDED: "session_end",
     UNPARSED: "unparsed",
 }
+_ITEM_EVENTS = frozenset((ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED))
 _PIPES = ("proc", "stdout", "stderr", "stdin")
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
@@ -426,6 +427,7 @@ class ItemBuilder:
         self._counts: dict[str, dict[str, int]] = {}  # unit -> item kind -> items so far
         self._by_ch: dict[str, Unit] = {}
         self._index_free = normalizer.index_free
+        self._norm_of: dict[str, Any] = {}  # item kind -> its normalizer (index-free rules only)
 
     def _unit(self, ev: Event) -> Unit:
         u = self._by_ch.get(ev.ch)
@@ -458,8 +460,12 @@ class ItemBuilder:
         return o
 
     def feed(self, ev: Event) -> None:
-        u = self._unit(ev)
-        if ev.kind in (ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED):
+        u = self._by_ch.get(ev.ch)
+        if u is not None and u.dialect is not None and u.t_first is not None:
+            u.t_last = ev.t  # (the rest of `_unit` has nothing to do for a known, settled unit)
+        else:
+            u = self._unit(ev)
+        if ev.kind in _ITEM_EVENTS:
             self._feed_item(u, ev)
             return
         kind = _EVENT_ITEM.get(ev.kind, ev.kind)  # a whole item in one event: final at once
@@ -583,29 +589,39 @@ class ItemBuilder:
             if role is not None:
                 content["role"] = role
             sig = (kind, _sig_hint(kind, content))
-        path = (kind, 0) if self._index_free else (kind, index)  # same state, and a cached one
-        body = _canon(self.normalizer(content, path, fingerprints=False))
+        if self._index_free:  # every item of a kind normalizes alike
+            norm = self._norm_of.get(kind)
+            if norm is None:
+                norm = self._norm_of[kind] = self.normalizer.fixed((kind, 0))
+            body = _canon(norm(content))
+        else:
+            body = _canon(self.normalizer(content, (kind, index), fingerprints=False))
         if _REDACTED in body:  # placeholders: compared without their fingerprints
-            body = _canon(self.normalizer(content, path))
+            body = _canon(self.normalizer(content, (kind, index)))
         return Item(kind, index, sig, body, seq, ch, t)
 
 
 def _usage_first(slots: list[Item]) -> list[Item]:
     """Items decoded from one record have no order among them except their content order; usage
-    (a snapshot riding on the record) goes first, so streamed and non-streamed runs line up."""
+    (a snapshot riding on the record) goes first, so streamed and non-streamed runs line up.
+    (A stable partition of each run of items sharing their first seq, in one pass.)"""
     out: list[Item] = []
-    i = 0
-    while i < len(slots):
-        j = i + 1
-        first = slots[i].seq[:1]
-        while j < len(slots) and first and slots[j].seq[:1] == first:
-            j += 1
-        group = slots[i:j]
-        if len(group) > 1:
-            group = [o for o in group if o.kind == "usage"] + [o for o in group if o.kind != "usage"]
-        out.extend(group)
-        i = j
+    key: object = _NO_KEY
+    at = 0  # where the run's next usage item goes
+    for it in slots:
+        seq = it.seq
+        if not seq or seq[0] != key:  # a new run
+            key = seq[0] if seq else _NO_KEY
+            at = len(out)
+        if it.kind == "usage":
+            out.insert(at, it)
+            at += 1
+        else:
+            out.append(it)
     return out
+
+
+_NO_KEY = object()  # (joins no run: items without a seq are runs of their own)
 
 
 def _sig_hint(kind: str, content: dict[str, Any]) -> Any:

@@ -13,6 +13,7 @@ Keys containing dots or brackets are written in quotes: `headers."x-request-id"`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,6 +207,19 @@ class Normalizer:
         if not self._alive[sid]:
             return self._fingerprints(value) if fps else value
         return self._walk(value, sid, fps)
+
+    def fixed(self, path: tuple[Any, ...]) -> Callable[[Any], Any]:
+        """`lambda v: self(v, path, fingerprints=False)` with the path resolved once: for callers that
+        normalize many values found at one place (the diff's items of one kind)."""
+        sid = self._start
+        for k in path:
+            sid = self._step(sid, k)
+        if self._mode[sid] == _IGNORED and path:
+            return lambda value: VOLATILE
+        if not self._alive[sid]:
+            return lambda value: value
+        walk = self._walk
+        return lambda value: walk(value, sid, False)
 
     def _walk(self, value: Any, sid: int, fps: bool) -> Any:
         # hot loop: one transition lookup and one mode lookup per field; scalars handled without a call
