@@ -1228,12 +1228,12 @@ def _unit_timing(result: DiffResult, threshold: float) -> None:
 
 # --- small helpers ----------------------------------------------------------------------------------------
 def _canon(value: Any) -> bytes:
-    # bytes(memoryview(...)): orjson's result can keep a 4 KiB buffer behind a short value; a copy is
-    # exact-size (100k items: 40 MB instead of 400 MB)
+    # b"%b" % ...: orjson's result can keep a 4 KiB buffer behind a short value; a copy is exact-size
+    # (100k items: 13 MB instead of 390 MB), and formatting copies it 3x as fast as bytes(memoryview())
     try:  # JSON-born values: string keys, JSON types (the same bytes, without the slower options)
-        return bytes(memoryview(_dumps(value, option=_SORT)))
+        return b"%b" % _dumps(value, option=_SORT)
     except TypeError:
-        return bytes(memoryview(_dumps(value, option=_SORT | orjson.OPT_NON_STR_KEYS, default=str)))
+        return b"%b" % _dumps(value, option=_SORT | orjson.OPT_NON_STR_KEYS, default=str)
 
 
 def _compact(value: Any) -> str:
