@@ -228,11 +228,10 @@ class Normalizer:
             trans = self._trans[sid]
             lit = self._lit[sid]
             if lit is not None and not fps:  # only named keys matter here: look those up
-                hits = value.keys() & lit
-                if not hits:
+                if lit.isdisjoint(value):  # (the usual answer; no set is built for it)
                     return value
                 out: dict[Any, Any] = dict(value)
-                for k in hits:
+                for k in value.keys() & lit:
                     nsid = trans.get(k)
                     if nsid is None:
                         nsid = self._step(sid, k)
