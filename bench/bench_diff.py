@@ -3,7 +3,9 @@
 - Speed/memory: two generated Claude Code stream-json captures of N messages (a long agent session:
   text, tool calls, tool results, usage) that differ in a few places (a changed tool argument, an
   extra message, a removed tool result). `wirecap diff` runs in a subprocess (events and wire level);
-  targets: at most 3 s and under 500 MB peak RSS. Baseline in the same run: `diff -u` on the raw files.
+  targets: at most 3 s and under 500 MB peak RSS (checked on twice the largest process: side B is
+  built in a forked child). Baseline in the same run: `diff -u` on the raw files. The same diff in one
+  process (WIRECAP_DIFF_FORK=0) is reported beside it.
 - Noise: pairs that differ only in volatile fields (fresh uuids, session/message/tool ids, times): wirecap
   must print 0 difference lines; beside it, the lines `diff -u` prints after `jq -S -c .` (the baseline
   users would otherwise reach for; `python -m json.tool --sort-keys` per line when jq is absent).
@@ -147,16 +149,24 @@ def run(quick: bool = False) -> list[dict]:
             found = m.stdout.decode()
             expect = ["-i", "Let me double-check."]
             exact = ok_rc and all(e in found for e in expect)
+            one = run_measured([*WIRECAP, "diff", "--level", level, str(a), str(b)], check=False,
+                               env={"WIRECAP_DIFF_FORK": "0"})  # what a machine with one CPU sees
             rows.append(figure(f"diff {n // 1000}k msgs ({level} level) time", m.seconds, "s",
                                baseline="diff -u (raw files)", baseline_value=raw.seconds, target="<= 3 s",
                                ok=(m.seconds <= 3.0 and exact) if not quick else exact,
-                               note=f"exit {m.returncode}; {found.strip().splitlines()[-1] if found.strip() else ''}"))
+                               note=f"exit {m.returncode}; {found.strip().splitlines()[-1] if found.strip() else ''}; "
+                                    f"in one process (WIRECAP_DIFF_FORK=0): {one.seconds:.2f} s"))
             rows.append(figure(f"diff {n // 1000}k msgs ({level} level) CPU", m.cpu, "s",
                                baseline="diff -u (raw files)", baseline_value=raw.cpu,
-                               note="user + system, all processes (more than the wall time when work overlaps)"))
+                               note="user + system of both processes (side B is built in a forked child, so this "
+                                    f"is more than the wall time); in one process: {one.cpu:.2f} s"))
+            # GNU time reports the largest process of the tree; the parent and the child together hold at
+            # most twice that, so the target is checked on the bound.
             rows.append(figure(f"diff {n // 1000}k msgs ({level} level) peak RSS", mb(m.peak_rss), "MB",
                                baseline="diff -u (raw files)", baseline_value=mb(raw.peak_rss), target="< 500 MB",
-                               ok=mb(m.peak_rss) < 500))
+                               ok=2 * mb(m.peak_rss) < 500,
+                               note=f"largest process; both together at most {2 * mb(m.peak_rss):.0f} MB; "
+                                    f"in one process: {mb(one.peak_rss):.0f} MB"))
         # noise: same sessions, only volatile fields differ
         noise_n = 2_000 if quick else 10_000
         small = session_lines(noise_n, seed=2)
