@@ -4,7 +4,8 @@ Reading and folding a side is pure CPU work (about half a diff's time each), and
 threads from sharing it, so on a machine with a spare core a forked child builds B while this
 process builds A; B comes back over a pipe as marshal data (plain tuples, a few MB per 100k
 messages). Anything unusual falls back to building B here, with the same result and errors:
-no `fork` on the platform, other threads alive (forking them is unsafe), one CPU,
+not Linux (macOS forbids much after a plain fork), other threads alive (forking them is unsafe), one
+CPU to run on (affinity counts, not the machine's CPUs),
 `WIRECAP_DIFF_FORK=0`, or a child that failed in a way other than a user-facing error (killed,
 data marshal cannot carry).
 """
@@ -15,6 +16,7 @@ import contextlib
 import marshal
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -24,8 +26,8 @@ from wirecap.errors import CaptureFormatError, WirecapError
 _ERRORS = {"WirecapError": WirecapError, "CaptureFormatError": CaptureFormatError}
 
 def can_fork() -> bool:
-    return (hasattr(os, "fork") and os.environ.get("WIRECAP_DIFF_FORK", "1") != "0"
-            and (os.cpu_count() or 1) > 1 and threading.active_count() == 1)
+    return (sys.platform == "linux" and os.environ.get("WIRECAP_DIFF_FORK", "1") != "0"
+            and len(os.sched_getaffinity(0)) > 1 and threading.active_count() == 1)
 
 def build_both[T](build_a: Callable[[], T], build_b: Callable[[], T],
                pack: Callable[[T], Any], unpack: Callable[[Any], T]) -> tuple[T, T]:
