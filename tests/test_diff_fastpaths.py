@@ -78,6 +78,15 @@ def test_normalizer_matches_the_reference(value, ignore, keep, at, fps) -> None:
     assert n.fixed(tuple(at))(value) == n(value, tuple(at), fingerprints=False)
 
 
+@settings(max_examples=300, deadline=None)
+@given(_values, st.lists(st.sampled_from(["**.a", "**.id", '**."x.y"', "a.**.b", "b", "**"]), min_size=1, max_size=3),
+       st.lists(_paths, max_size=1))
+def test_deep_rules_match_the_reference(value, ignore, keep) -> None:
+    # `**.NAME` rules alone below some level take a walk of their own (one set lookup per key)
+    got = Normalizer(ignore, keep)(value, fingerprints=False)
+    assert got == reference(value, ignore, keep, False)
+
+
 def _usage_first_reference(items: list[Item]) -> list[Item]:
     """Runs of items sharing a first seq (items without one are runs of their own), usage first in each."""
     runs: list[list[Item]] = []

@@ -130,6 +130,9 @@ class Normalizer:
         # and whether one of them is a list index
         self._lit: list[frozenset[Any] | None] = []
         self._lit_int: list[bool] = []
+        # per state: when every rule alive there is an ignore rule `**.NAME` (nothing else, no keep
+        # rule), the NAMEs: a key of those anywhere below is volatile and nothing else changes
+        self._deep: list[frozenset[str] | None] = []
         self._sid_at: dict[tuple[Any, ...], int] = {}  # a few recent paths -> state
         self._start = self._state({(r, 0) for r in range(len(self._rules))})
 
@@ -158,7 +161,19 @@ class Normalizer:
             wild = any(x is ANY or x is DEEP for x in nxt)
             self._lit.append(None if wild else frozenset(nxt))
             self._lit_int.append(any(x.__class__ is int for x in nxt))
+            self._deep.append(self._deep_names(key))
         return sid
+
+    def _deep_names(self, positions: frozenset[tuple[int, int]]) -> frozenset[str] | None:
+        names: set[str] = set()
+        for r, i in positions:
+            steps, is_keep = self._rules[r]
+            if is_keep or len(steps) < 2 or steps[-2] is not DEEP or steps[-1].__class__ is not str:
+                return None
+            if i not in (len(steps) - 2, len(steps) - 1):  # (before the `**`, or past it to NAME)
+                return None
+            names.add(steps[-1])
+        return frozenset(names) if names else None
 
     def _step(self, sid: int, key: Any) -> int:
         ck = key if (key.__class__ is str or self._int_steps) else _IDX
@@ -223,6 +238,10 @@ class Normalizer:
 
     def _walk(self, value: Any, sid: int, fps: bool) -> Any:
         # hot loop: one transition lookup and one mode lookup per field; scalars handled without a call
+        if not fps:
+            deep = self._deep[sid]
+            if deep is not None:
+                return _deep_walk(value, deep)
         mode = self._mode
         if value.__class__ is dict:
             trans = self._trans[sid]
@@ -243,42 +262,58 @@ class Normalizer:
                         if v.__class__ is dict or v.__class__ is list:
                             out[k] = self._walk(v, nsid, fps)
                 return out
-            out = {}
+            # Copy on write: a subtree nothing changes is returned as it is (most of a message, when
+            # a `**` rule makes every level worth a look), so only the changed path is rebuilt.
+            changed: dict[Any, Any] | None = None
             for k, v in value.items():
                 nsid = trans.get(k)
                 if nsid is None:
                     nsid = self._step(sid, k)
                 m = mode[nsid]
                 if m == _IGNORED:
-                    v = VOLATILE
+                    nv = VOLATILE
                 elif m == _ALIVE:
                     if v.__class__ is dict or v.__class__ is list:
-                        v = self._walk(v, nsid, fps)
+                        nv = self._walk(v, nsid, fps)
                     elif fps and v.__class__ is str and _REDACTED in v:
-                        v = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+                        nv = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+                    else:
+                        continue
                 elif fps:
-                    v = self._fingerprints(v)
-                out[k] = v
-            return out
+                    nv = self._fingerprints(v)
+                else:
+                    continue
+                if nv is not v:
+                    if changed is None:
+                        changed = dict(value)
+                    changed[k] = nv
+            return value if changed is None else changed
         if value.__class__ is list:
             if not fps and self._lit[sid] is not None and not self._lit_int[sid]:
                 return value  # no rule goes on through a list index here
-            res = []
+            res: list[Any] | None = None
             same = None if self._int_steps else self._step(sid, 0)  # every index leads to one state
             for i, v in enumerate(value):
                 nsid = same if same is not None else self._step(sid, i)
                 m = mode[nsid]
                 if m == _IGNORED:
-                    v = VOLATILE
+                    nv = VOLATILE
                 elif m == _ALIVE:
                     if v.__class__ is dict or v.__class__ is list:
-                        v = self._walk(v, nsid, fps)
+                        nv = self._walk(v, nsid, fps)
                     elif fps and v.__class__ is str and _REDACTED in v:
-                        v = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+                        nv = _PLACEHOLDER_FP_RE.sub(r"«redacted:\1»", v)
+                    else:
+                        continue
                 elif fps:
-                    v = self._fingerprints(v)
-                res.append(v)
-            return res
+                    nv = self._fingerprints(v)
+                else:
+                    continue
+                if nv is not v:
+                    if res is None:
+                        res = list(value)
+                    res[i] = nv
+            return value if res is None else res
         return self._fingerprints(value) if fps else value
 
     def _fingerprints(self, value: Any) -> Any:
@@ -294,6 +329,36 @@ class Normalizer:
                 return {k: self._fingerprints(v) for k, v in value.items()}
             return [self._fingerprints(v) for v in value]
         return value
+
+
+def _deep_walk(value: Any, names: frozenset[str]) -> Any:
+    """`value` with every key in `names`, at any depth, made volatile (copy on write): the walk for
+    rules like `**.tool_use_id`, one set lookup per key instead of a state transition."""
+    if value.__class__ is dict:
+        changed: dict[Any, Any] | None = None
+        for k, v in value.items():
+            if k in names:
+                nv = VOLATILE
+            elif v.__class__ is dict or v.__class__ is list:
+                nv = _deep_walk(v, names)
+            else:
+                continue
+            if nv is not v:
+                if changed is None:
+                    changed = dict(value)
+                changed[k] = nv
+        return value if changed is None else changed
+    if value.__class__ is list:
+        res: list[Any] | None = None
+        for i, v in enumerate(value):
+            if v.__class__ is dict or v.__class__ is list:
+                nv = _deep_walk(v, names)
+                if nv is not v:
+                    if res is None:
+                        res = list(value)
+                    res[i] = nv
+        return value if res is None else res
+    return value
 
 
 def _dumps_str(value: Any) -> str:
