@@ -74,6 +74,7 @@ def build_both[T](build_a: Callable[[], T], build_b: Callable[[], T],
         reply = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
         return side_a, build_b()
+    del data  # (B's bytes are tens of MB: not kept while B is unpacked)
     if reply[0] == "error":
         raise _ERRORS.get(reply[1], WirecapError)(reply[2])
     return side_a, unpack(reply[1])
