@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -39,7 +40,12 @@ def test_demo_runs_every_step_and_leaves_nothing_behind(tmp_path):
     env = dict(os.environ, WIRECAP_DEMO_TEST_TAG=tag.split("=", 1)[1])
     probe = subprocess.Popen(["sleep", "30"], env=env)  # the leak detector must see a tagged process
     try:
-        assert any(line.startswith(f"{probe.pid}:") for line in processes_tagged(tag))
+        # Popen may return before the kernel has published the new environment (a vfork parent wakes
+        # mid-exec, and /proc/PID/environ reads empty until then), so look for a bounded while.
+        deadline = time.monotonic() + 5
+        while not any(line.startswith(f"{probe.pid}:") for line in processes_tagged(tag)):
+            assert time.monotonic() < deadline, "the leak detector cannot see a tagged process"
+            time.sleep(0.02)
     finally:
         probe.kill()
         probe.wait()
