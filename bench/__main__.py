@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from bench.common import FIELDS, ROOT, format_table
+from bench.machine import describe_build, interpreter_build, reference_seconds
 
 DEFAULT_DIR = Path(__file__).resolve().parent
 DEFAULT_JSON = DEFAULT_DIR / "out" / "results.json"
@@ -145,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     timeout = args.timeout or (120 if args.quick else 200)
+    build = interpreter_build()
+    ref_n = 100_000 if args.quick else 300_000
+    ref_before = reference_seconds(ref_n)
     started = time.time()
     t_start = time.perf_counter()
     rows: list[dict] = []
@@ -163,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {path.stem} done in {wall:.1f} s" + (f" (ERROR: {err})" if err else ""),
               file=sys.stderr, flush=True)
     total = time.perf_counter() - t_start
+    ref_after = reference_seconds(ref_n)
 
     print(format_table(rows))
     notes = [(r["name"], r["note"]) for r in rows if r.get("note") and not r.get("error")]
@@ -172,12 +177,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- {name}: {note}")
     failed = [m for m in modules if m["error"]]
     missed = [r for r in rows if r.get("ok") is False and not r.get("error")]
-    print(f"\n{len(rows)} figures from {len(modules)} modules in {total:.1f} s"
+    print(f"\nmachine: {os.cpu_count()} CPUs; {describe_build(build)}; pure-Python reference workload "
+          f"{ref_before:.3f} s before the run, {ref_after:.3f} s after (bench/machine.py; a figure that moved "
+          f"with it is the machine, not the code)")
+    print(f"{len(rows)} figures from {len(modules)} modules in {total:.1f} s"
           f"{' (quick)' if args.quick else ''}; {len(failed)} module(s) failed, {len(missed)} target(s) missed.")
 
     doc = {"quick": args.quick, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
            "seconds": round(total, 3),
-           "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+           "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                       "interpreter": build,
+                       "reference_seconds": {"before": round(ref_before, 4), "after": round(ref_after, 4)}},
            "modules": modules, "figures": rows}
     out = Path(args.json_out)
     out.parent.mkdir(parents=True, exist_ok=True)

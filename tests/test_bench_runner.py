@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 import textwrap
@@ -76,6 +77,11 @@ def test_runner_prints_one_table_and_json_and_survives_a_failing_module(tmp_path
     assert {r["module"] for r in errors} == {"bench_broken", "bench_malformed"}
     assert all(r["ok"] is False for r in errors)
     assert [m["module"] for m in doc["modules"]] == ["bench_broken", "bench_good", "bench_malformed", "bench_misses"]
+    # What it ran on: the interpreter's build and the reference workload, before and after.
+    assert "machine: " in table and "pure-Python reference workload" in table
+    machine = doc["machine"]
+    assert machine["interpreter"]["python"] == platform.python_version()
+    assert 0 < machine["reference_seconds"]["before"] < 60 and 0 < machine["reference_seconds"]["after"] < 60
 
 
 def test_only_selects_one_module_and_exits_zero(tmp_path):
