@@ -51,16 +51,23 @@ def _rss(pid: int) -> int:
         return int(f.read().split()[1]) * PAGE
 
 
-@contextlib.contextmanager
-def mitmdump(target_port: int, home: Path, *, addon: bool, cap: Path | None = None,
-             extra: tuple[str, ...] = ()) -> Iterator[tuple[int, int]]:
-    """A real mitmdump reverse proxy to 127.0.0.1:target_port; yields (port, pid)."""
-    port = _free_port()
+def mitmdump_argv(target_port: int, port: int, home: Path, *, addon: bool, cap: Path | None = None,
+                  extra: tuple[str, ...] = ()) -> list[str]:
+    """`mitmdump -q` as a reverse proxy on 127.0.0.1:port to 127.0.0.1:target_port, with or without the addon."""
     argv = [MITMDUMP, "-q", "--mode", f"reverse:http://127.0.0.1:{target_port}", "--listen-host", "127.0.0.1",
             "--listen-port", str(port), "--set", f"confdir={home / 'ca'}", *extra]
     if addon:
         argv += ["-s", str(ROOT / "wirecap" / "record" / "mitm_addon.py"), "--set", f"wirecap_out={cap}",
                  "--set", "wirecap_force=true"]
+    return argv
+
+
+@contextlib.contextmanager
+def mitmdump(target_port: int, home: Path, *, addon: bool, cap: Path | None = None,
+             extra: tuple[str, ...] = ()) -> Iterator[tuple[int, int]]:
+    """A real mitmdump reverse proxy to 127.0.0.1:target_port; yields (port, pid)."""
+    port = _free_port()
+    argv = mitmdump_argv(target_port, port, home, addon=addon, cap=cap, extra=extra)
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             cwd=str(home))
     try:

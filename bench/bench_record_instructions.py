@@ -1,0 +1,102 @@
+"""Recorder overhead counted in instructions: mitmdump with and without the wirecap addon under valgrind.
+
+CPU seconds per message on two shared cores swing by 10-50% between rounds (bench_record reports
+them); the instructions a process executes do not depend on what else runs. Each side runs twice
+under `valgrind --tool=cachegrind --cache-sim=no`: after start-up and a warm-up only, and with N
+echoed messages more; the difference over 2N messages is the cost of one message, start-up and
+warm-up cancelled. The four runs go in parallel (the counts are per process). The figure leaves out
+what instructions do not show (cache misses, the writer thread's wake-ups, write(2) in the kernel),
+which is why bench_record's CPU figure stays beside it. Skipped where valgrind is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from bench.bench_record import _free_port, mitmdump_argv, ws_echo_rounds, ws_server
+from bench.common import figure, tempdir
+
+TARGET = 1.10
+
+
+def _count(target_port: int, home: Path, addon: bool, n: int, out: dict, key: tuple[bool, int]) -> None:
+    """Instructions mitmdump executed for start-up, 100 warm-up and n more echoed messages."""
+    port = _free_port()
+    log = home / f"cg-{int(addon)}-{n}.log"
+    argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", f"--log-file={log}",
+            *mitmdump_argv(target_port, port, home, addon=addon, cap=home / f"ws-{n}.jsonl")]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=str(home), env=dict(os.environ, PYTHONHASHSEED="0"))
+    try:
+        deadline = time.monotonic() + 150
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("mitmdump under valgrind did not start") from None
+                time.sleep(0.2)
+        ws_echo_rounds(port, 100)
+        if n:
+            ws_echo_rounds(port, n)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(150)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text())
+    if not found:
+        raise RuntimeError(f"no instruction count in {log.name}")
+    out[key] = int(found.group(1).replace(",", ""))
+
+
+def run(quick: bool = False) -> list[dict]:
+    if shutil.which("valgrind") is None:
+        return [figure("record.ws_instructions_per_message", 0, "", note="valgrind not installed: skipped", ok=None)]
+    n = 200 if quick else 600
+    saved = os.environ.get("WIRECAP_HOME")
+    with tempdir("wirecap-bench-record-instr-") as home:
+        os.environ["WIRECAP_HOME"] = str(home)
+        try:
+            from wirecap.record.ca import ensure_ca
+
+            ensure_ca()
+            counts: dict[tuple[bool, int], int] = {}
+            errors: list[BaseException] = []
+            with ws_server(echo=True) as sport:
+                def one(addon: bool, k: int) -> None:
+                    try:
+                        _count(sport, home, addon, k, counts, (addon, k))
+                    except BaseException as e:  # noqa: BLE001 - reported below, the other runs go on
+                        errors.append(e)
+
+                threads = [threading.Thread(target=one, args=(a, k)) for a in (False, True) for k in (0, n)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(400)
+            if errors or len(counts) != 4:
+                raise RuntimeError(f"instruction counting failed: {errors[0] if errors else 'a run did not finish'}")
+        finally:
+            if saved is None:
+                os.environ.pop("WIRECAP_HOME", None)
+            else:
+                os.environ["WIRECAP_HOME"] = saved
+    plain = (counts[(False, n)] - counts[(False, 0)]) / (2 * n)
+    with_addon = (counts[(True, n)] - counts[(True, 0)]) / (2 * n)
+    ratio = with_addon / plain
+    return [figure("record.ws_instructions_per_message", with_addon / 1e6, "M instr/msg", baseline="plain mitmdump",
+                   baseline_value=plain / 1e6, target=f"<= {TARGET:.2f}x plain mitmdump", ok=ratio <= TARGET,
+                   note=f"{2 * n} messages (echoed) after 100 warm-up ones, instructions executed by the proxy "
+                        f"process under valgrind (start-up cancelled out); start-up alone: "
+                        f"{counts[(False, 0)] / 1e9:.2f} G plain, {counts[(True, 0)] / 1e9:.2f} G with the addon")]
