@@ -99,6 +99,57 @@ def test_record_command_sets_proxy_and_records_network_and_stdout(tmp_path):
     assert proc[0]["t"] <= http[0]["t"] <= proc[-1]["t"]
 
 
+class _Forwarder(http.server.BaseHTTPRequestHandler):
+    """A minimal upstream HTTP proxy: absolute-URI GETs fetched directly; the request lines are kept."""
+
+    protocol_version = "HTTP/1.1"
+    seen: list[str] = []
+
+    def do_GET(self):  # noqa: N802
+        import urllib.request
+
+        type(self).seen.append(self.requestline)
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with direct.open(self.path, timeout=10) as r:
+            body = r.read()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.send_header("via", "1.1 test-upstream")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_upstream_chains_through_another_proxy_and_records_the_exchange(tmp_path):
+    srv = _serve()
+    up = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Forwarder)
+    threading.Thread(target=up.serve_forever, daemon=True).start()
+    _Forwarder.seen = []
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/via-upstream"
+        cap = tmp_path / "up.jsonl"
+        res = run_wirecap("record", "-o", str(cap), "--upstream", f"http://127.0.0.1:{up.server_address[1]}",
+                          "--", sys.executable, "-c", CLIENT, url, timeout=90)
+    finally:
+        srv.shutdown()
+        up.shutdown()
+    err = res.stderr.decode()
+    assert res.returncode == 3, err
+    assert res.stdout == b'{"hello":"/via-upstream"}\ndone\n'
+    assert _Forwarder.seen == [f"GET {url} HTTP/1.1"]  # the request went through the other proxy
+    assert f"proxy via http://127.0.0.1:{up.server_address[1]}" in err
+    _, records, reader = read_capture(cap)
+    assert reader.end is not None
+    http_ch = channel(records, "http-1")
+    assert [r["type"] for r in http_ch] == ["open", "response", "msg", "close"]
+    assert http_ch[0]["url"] == url and http_ch[1]["status"] == 200
+    assert http_ch[1]["headers"]["via"] == "1.1 test-upstream"  # the response the other proxy sent
+    assert http_ch[2]["json"] == {"hello": "/via-upstream"}
+
+
 def test_https_through_regular_proxy_trusting_wirecaps_ca(tmp_path):
     srv = _serve(_self_signed(tmp_path))
     try:
