@@ -180,7 +180,7 @@ class WirecapAddon:
         req = flow.request
         self.writer.open(
             ch, "http", t=self._t(req.timestamp_start), method=req.method, url=req.url,
-            headers=headers_dict(req.headers), **_peers(flow),
+            http_version=req.http_version, headers=headers_dict(req.headers), **_peers(flow),
         )
         st = _Chan(ch, "http")
         self._chans[flow.id] = st
@@ -236,7 +236,7 @@ class WirecapAddon:
         assert self.writer is not None
         sse = is_sse(resp)
         encs = content_encodings(resp.headers.get("content-encoding"))
-        fields: dict[str, Any] = {"reason": resp.reason}
+        fields: dict[str, Any] = {"reason": resp.reason, "http_version": resp.http_version}
         if sse:
             fields["sse"] = True
         if encs:
