@@ -32,8 +32,9 @@ class SSEServer:
     """
 
     def __init__(self, events: list[bytes], *, gap: float = 0.2, split: bool = False, gzip: bool = False,
-                 bad_gzip: bool = False, conns: int = 1) -> None:
+                 bad_gzip: bool = False, conns: int = 1, ctype: bytes = b"text/event-stream; charset=utf-8") -> None:
         self.events, self.gap, self.split, self.gzip, self.bad_gzip = events, gap, split, gzip, bad_gzip
+        self.ctype = ctype
         self.conns = conns
         self.sent_at: list[float] = []
         self.request = b""
@@ -65,7 +66,7 @@ class SSEServer:
                 body += conn.recv(65536)
             self.request = head + b"\r\n\r\n" + body
             enc = b"content-encoding: gzip\r\n" if self.gzip or self.bad_gzip else b""
-            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n" + enc
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: " + self.ctype + b"\r\n" + enc
                          + b"transfer-encoding: chunked\r\n\r\n")
             comp = zlib.compressobj(wbits=31)
             for i, ev in enumerate(self.events):
@@ -264,3 +265,47 @@ def test_plain_json_body_recorded_whole_and_capped(tmp_path):
     _, capped, _ = read_capture(tmp_path / "capped.jsonl")
     msgs = [r for r in capped if r["type"] == "msg"]
     assert len(msgs) == 1 and payload_bytes(msgs[0]) == payload[:1024] and msgs[0]["truncated"] == len(payload)
+
+
+def chunks_through(port: int) -> list[tuple[bytes, float]]:
+    """GET through the proxy, read the chunked body as it comes: [(chunk, arrival)]."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(b"GET /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        f = s.makefile("rb")
+        assert b" 200 " in f.readline()
+        while f.readline() not in (b"\r\n", b""):
+            pass
+        got = []
+        while size := int(f.readline().strip(), 16):
+            got.append((f.read(size), time.monotonic()))
+            f.read(2)
+    return got
+
+
+LINES = [b'{"message":{"content":"Hel"},"done":false}\n', b'{"message":{"content":"lo"},"done":false}\n',
+         b'{"message":{"content":""},"done":true,"eval_count":2}\n']
+
+
+def test_ndjson_stream_passes_through_live_and_is_recorded_whole(tmp_path):
+    """A chunked application/x-ndjson body (Ollama's stream) reaches the client line by line, as sent;
+    the record holds the whole body (mitmproxy alone would hold it back until its end)."""
+    server = SSEServer(LINES, ctype=b"application/x-ndjson")
+    try:
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{server.port}") as rec:
+            got = chunks_through(rec.port)
+            rec.stop()
+    finally:
+        server.close()
+    assert b"".join(c for c, _ in got) == b"".join(LINES)
+    arrived = []  # when each line was complete at the client
+    seen = b""
+    for chunk, at in got:
+        seen += chunk
+        arrived += [at] * (seen.count(b"\n") - len(arrived))
+    for i in range(len(LINES) - 1):
+        assert arrived[i] < server.sent_at[i + 1], f"line {i} arrived only after line {i + 1} was sent"
+    http, end = _sse_records(rec.cap)
+    assert [r["type"] for r in http] == ["open", "response", "msg", "close"]
+    assert "sse" not in http[1]
+    assert payload_bytes(http[2]) == b"".join(LINES) and http[2]["dir"] == "s2c"
+    assert http[-1]["bytes"] == len(b"".join(LINES)) and end["errors"] == 0

@@ -62,6 +62,17 @@ def is_sse(response: Any) -> bool:
     return ctype.split(";", 1)[0].strip().lower() == "text/event-stream"
 
 
+# Streamed line-delimited JSON (Ollama, some gateways): passed through as it comes, like SSE, so the
+# client sees each line when it is sent (mitmproxy alone would hold the body until its end).
+_JSON_LINES_TYPES = frozenset({"application/x-ndjson", "application/ndjson", "application/jsonl",
+                               "application/x-jsonlines", "application/json-seq", "application/stream+json"})
+
+
+def is_json_lines(response: Any) -> bool:
+    ctype = response.headers.get("content-type", "")
+    return ctype.split(";", 1)[0].strip().lower() in _JSON_LINES_TYPES
+
+
 def _is_ws_upgrade(request: Any) -> bool:
     return "websocket" in request.headers.get("upgrade", "").lower()
 
@@ -251,7 +262,7 @@ class WirecapAddon:
             else:
                 st.stream = st.sse
             resp.stream = st.stream.wrap(resp.stream)
-        elif resp.stream:  # streamed by mitmproxy's stream_large_bodies or another addon
+        elif resp.stream or is_json_lines(resp):  # streamed by stream_large_bodies / another addon, or JSON lines
             st.stream = st.collector = _BodyCollector(self, st.ch, self.body_cap)
             resp.stream = st.collector.wrap(resp.stream)
 
