@@ -10,7 +10,8 @@ import zlib
 import pytest
 from record_util import channel, read_capture, record_home, recorder  # noqa: F401
 
-from wirecap.capture.payload import payload_bytes
+from wirecap.capture.payload import line_bytes, payload_bytes
+from wirecap.capture.schema import validate_capture_file
 from wirecap.capture.sse import SSEParser, sse_event_bytes
 
 pytestmark = pytest.mark.usefixtures("record_home")
@@ -286,26 +287,69 @@ LINES = [b'{"message":{"content":"Hel"},"done":false}\n', b'{"message":{"content
          b'{"message":{"content":""},"done":true,"eval_count":2}\n']
 
 
-def test_ndjson_stream_passes_through_live_and_is_recorded_whole(tmp_path):
-    """A chunked application/x-ndjson body (Ollama's stream) reaches the client line by line, as sent;
-    the record holds the whole body (mitmproxy alone would hold it back until its end)."""
-    server = SSEServer(LINES, ctype=b"application/x-ndjson")
+def _ndjson_capture(tmp_path, gzip: bool = False):
+    server = SSEServer(LINES, ctype=b"application/x-ndjson", gzip=gzip, split=True)
     try:
-        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{server.port}") as rec:
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{server.port}", name=f"nd{int(gzip)}.jsonl") as rec:
             got = chunks_through(rec.port)
             rec.stop()
     finally:
         server.close()
-    assert b"".join(c for c, _ in got) == b"".join(LINES)
-    arrived = []  # when each line was complete at the client
+    return server, got, rec.cap
+
+
+def _line_arrivals(got: list[tuple[bytes, float]], plain=lambda b: b) -> list[float]:
+    """When each line was complete at the client."""
+    arrived: list[float] = []
     seen = b""
     for chunk, at in got:
-        seen += chunk
+        seen += plain(chunk)
         arrived += [at] * (seen.count(b"\n") - len(arrived))
+    return arrived
+
+
+@pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
+def test_ndjson_stream_passes_through_live_and_is_recorded_line_by_line(tmp_path, gzip):
+    """A chunked application/x-ndjson body (Ollama's stream) reaches the client line by line, as sent
+    (mitmproxy alone would hold it back until its end), and the record has one msg per line, each
+    at its own time, whose bytes add up to the (decoded) body."""
+    server, got, cap = _ndjson_capture(tmp_path, gzip)
+    wire = b"".join(c for c, _ in got)
+    dec = zlib.decompressobj(wbits=47)
+    assert (dec.decompress(wire) if gzip else wire) == b"".join(LINES)
+    dec = zlib.decompressobj(wbits=47)
+    arrived = _line_arrivals(got, dec.decompress if gzip else (lambda b: b))
     for i in range(len(LINES) - 1):
         assert arrived[i] < server.sent_at[i + 1], f"line {i} arrived only after line {i + 1} was sent"
-    http, end = _sse_records(rec.cap)
-    assert [r["type"] for r in http] == ["open", "response", "msg", "close"]
-    assert "sse" not in http[1]
-    assert payload_bytes(http[2]) == b"".join(LINES) and http[2]["dir"] == "s2c"
-    assert http[-1]["bytes"] == len(b"".join(LINES)) and end["errors"] == 0
+    http, end = _sse_records(cap)
+    assert [r["type"] for r in http] == ["open", "response", "msg", "msg", "msg", "close"]
+    assert http[1]["lines"] is True and "sse" not in http[1]
+    lines = http[2:5]
+    assert b"".join(line_bytes(r) for r in lines) == b"".join(LINES)
+    assert lines[2]["json"]["done"] is True and all(r["dir"] == "s2c" for r in lines)
+    times = [r["t"] for r in lines]
+    assert times[1] - times[0] > 0.1 and times[2] - times[1] > 0.1  # sent 200 ms apart, each timed
+    assert http[-1]["bytes"] == len(wire) and end["errors"] == 0
+    assert validate_capture_file(cap) == []  # a valid format-v1 capture (lines, eol on http msgs)
+
+
+def test_ndjson_capture_replays_line_by_line_and_exports_whole(tmp_path):
+    """replay serve sends the lines again, byte-exact and spaced as recorded; HAR gets the whole body."""
+    import json
+
+    from conftest import run_wirecap
+
+    from wirecap.replay.http_server import ReplayServer, ThreadedReplayServer
+
+    _, _, cap = _ndjson_capture(tmp_path)
+    with ThreadedReplayServer(ReplayServer.from_capture(str(cap), speed=1.0)) as srv:
+        got = chunks_through(srv.server.port)
+        assert srv.server.mismatches == []
+    assert b"".join(c for c, _ in got) == b"".join(LINES)
+    arrived = _line_arrivals(got)
+    assert arrived[1] - arrived[0] > 0.1 and arrived[2] - arrived[1] > 0.1  # the recorded pacing
+    har = tmp_path / "nd.har"
+    res = run_wirecap("export", str(cap), "--har", str(har))
+    assert res.returncode == 0, res.stderr.decode()
+    entry = json.loads(har.read_text())["log"]["entries"][0]
+    assert entry["response"]["content"]["text"] == b"".join(LINES).decode()

@@ -80,6 +80,12 @@ def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
     return b',"text":' + orjson.dumps(text), len(raw)
 
 
+def line_bytes(record: dict[str, Any]) -> bytes:
+    """A line's exact bytes: its payload and its terminator (`eol`, "\\n" when absent): pipe lines
+    and the lines of a JSON-lines HTTP body."""
+    return payload_bytes(record) + record.get("eol", "\n").encode("ascii")
+
+
 def payload_bytes(record: dict[str, Any]) -> bytes:
     """The exact bytes a message carried (as far as redaction left them)."""
     if "raw" in record:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from wirecap import __version__
-from wirecap.capture.payload import payload_bytes
+from wirecap.capture.payload import line_bytes, payload_bytes
 
 
 @dataclass
@@ -87,7 +87,12 @@ def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) ->
         c.last_t = t
         kind = c.open.get("kind")
         if rtype == "msg" and "summary" not in (rec.get("flags") or ()):
-            data = _event_bytes(rec) if "sse" in rec else payload_bytes(rec)
+            if "sse" in rec:
+                data = _event_bytes(rec)
+            elif c.response is not None and c.response.get("lines") and rec.get("dir") == "s2c":
+                data = line_bytes(rec)  # a JSON-lines body, recorded line by line
+            else:
+                data = payload_bytes(rec)
             if kind == "ws":
                 binary = bool(rec.get("binary"))
                 c.ws_messages.append({

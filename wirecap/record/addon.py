@@ -21,6 +21,7 @@ from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import SSEParser, sse_record_fields
 from wirecap.capture.writer import CaptureWriter, default_origin
 from wirecap.record.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
+from wirecap.record.lines import LineSplitter
 
 log = logging.getLogger("wirecap.record")
 # The addon's own writer (mitmdump -s) writes WebSocket messages in batches at most this late (seconds):
@@ -34,7 +35,7 @@ class _Chan:
 
     ch: str
     kind: str  # "http", "ws", or "pending-ws" (an upgrade request not answered yet)
-    sse: _SSEObserver | None = None
+    live: _SSEObserver | _LinesObserver | None = None  # a body recorded piece by piece as it passes
     stream: _StreamWrap | None = None
     collector: _BodyCollector | None = None
 
@@ -63,7 +64,8 @@ def is_sse(response: Any) -> bool:
 
 
 # Streamed line-delimited JSON (Ollama, some gateways): passed through as it comes, like SSE, so the
-# client sees each line when it is sent (mitmproxy alone would hold the body until its end).
+# client sees each line when it is sent (mitmproxy alone would hold the body until its end), and
+# recorded one `msg` per line, each at its own time.
 _JSON_LINES_TYPES = frozenset({"application/x-ndjson", "application/ndjson", "application/jsonl",
                                "application/x-jsonlines", "application/json-seq", "application/stream+json"})
 
@@ -157,8 +159,8 @@ class WirecapAddon:
         """Channels still open when the proxy stops: close them, saying they were cut short."""
         assert self.writer is not None
         for st in list(self._chans.values()):
-            if st.sse is not None:
-                st.sse.finish()
+            if st.live is not None:
+                st.live.finish()
             if st.kind == "ws":
                 self.writer.close_channel(st.ch, code=None, reason="", by=None, incomplete=True)
             elif st.kind == "http":
@@ -246,23 +248,26 @@ class WirecapAddon:
             return
         assert self.writer is not None
         sse = is_sse(resp)
+        lines = not sse and is_json_lines(resp)
         encs = content_encodings(resp.headers.get("content-encoding"))
         fields: dict[str, Any] = {"reason": resp.reason, "http_version": resp.http_version}
         if sse:
             fields["sse"] = True
+        elif lines:
+            fields["lines"] = True
         if encs:
             fields["encoding"] = ", ".join(encs)
         self.writer.response(st.ch, resp.status_code, headers_dict(resp.headers), t=self._t(resp.timestamp_start), **fields)
-        if sse:
+        if sse or lines:
             try:
-                st.sse = _SSEObserver(self, st.ch, encs)
+                st.live = _SSEObserver(self, st.ch, encs) if sse else _LinesObserver(self, st.ch, encs)
             except ValueError as e:  # an encoding we cannot decode: stream it through, say so
-                self.writer.error(str(e), where="addon.sse", ch=st.ch)
+                self.writer.error(str(e), where="addon.sse" if sse else "addon.lines", ch=st.ch)
                 st.stream = _StreamWrap(self, st.ch)
             else:
-                st.stream = st.sse
+                st.stream = st.live
             resp.stream = st.stream.wrap(resp.stream)
-        elif resp.stream or is_json_lines(resp):  # streamed by stream_large_bodies / another addon, or JSON lines
+        elif resp.stream:  # streamed by mitmproxy's stream_large_bodies or another addon
             st.stream = st.collector = _BodyCollector(self, st.ch, self.body_cap)
             resp.stream = st.collector.wrap(resp.stream)
 
@@ -273,9 +278,9 @@ class WirecapAddon:
             return
         resp = flow.response
         assert self.writer is not None
-        if st.sse is not None:
-            st.sse.finish()
-            nbytes = st.sse.wire_bytes
+        if st.live is not None:
+            st.live.finish()
+            nbytes = st.live.wire_bytes
         elif st.stream is not None and st.collector is None:
             nbytes = st.stream.wire_bytes
         elif st.collector is not None:
@@ -310,8 +315,8 @@ class WirecapAddon:
         if st.kind == "pending-ws":
             self._chans[flow.id] = st = self._open_http(flow)
             self._chans.pop(flow.id, None)
-        if st.sse is not None:
-            st.sse.finish()
+        if st.live is not None:
+            st.live.finish()
         if st.kind == "ws":
             self.writer.close_channel(st.ch, code=None, reason="", by=None, error=message)
             return
@@ -485,3 +490,18 @@ class _SSEObserver(_StreamWrap):
         assert writer is not None
         for ev in events:
             writer.write("msg", None, len(ev.raw), ch=self.ch, dir="s2c", **sse_record_fields(ev))
+
+
+class _LinesObserver(_SSEObserver):
+    """A streamed JSON-lines body: one `msg` per line (payload without its terminator, `eol` as for
+    pipes), live; the lines' bytes plus their eols are the decoded body exactly."""
+
+    def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str]) -> None:
+        super().__init__(addon, ch, encodings)
+        self.parser = LineSplitter()  # type: ignore[assignment]
+
+    def _write(self, lines: list[Any]) -> None:
+        if lines:
+            writer = self.addon.writer
+            assert writer is not None
+            writer.msg_lines(self.ch, "s2c", lines)

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from wirecap.capture.payload import payload_bytes
+from wirecap.capture.payload import line_bytes, payload_bytes
 from wirecap.capture.sse import sse_event_bytes
 from wirecap.errors import WirecapError
 from wirecap.replay.match import Mismatch, comparable
@@ -302,11 +302,12 @@ class ReplayServer:
         resp = script.response or {}
         status = int(resp.get("status") or (script.close or {}).get("status") or 200)
         replies = [r for s in script.steps for r in s.replies]
-        chunks = [_body_bytes(rewrite_record(corr, r.record)) for r in replies]
+        body_bytes = line_bytes if script.lines else _body_bytes
+        chunks = [body_bytes(rewrite_record(corr, r.record)) for r in replies]
         due = self.pacer.schedule([script.response_offset] + [r.offset for r in replies])
         headers = _response_headers(resp.get("headers") or {})
         no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
-        streamed = bool(script.sse) or len(chunks) > 1
+        streamed = script.sse or script.lines or len(chunks) > 1
         chunked = False
         if no_body:
             headers.append(("content-length", str(sum(map(len, chunks)))))

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import BinaryIO
 
-from wirecap.capture.payload import payload_bytes
+from wirecap.capture.payload import line_bytes
 from wirecap.capture.reader import CaptureReader
 from wirecap.errors import WirecapError
 from wirecap.replay.script import ProcessScript, build_process_script
@@ -33,11 +33,6 @@ def load_process(path: str, channels: tuple[str, ...] = ()) -> ProcessScript:
         known = ", ".join(sorted({*script.pipes, *script.pipes.values()})) or "none"
         raise WirecapError(f"{path}: no pipe channel or stream {unknown[0]!r} (there are: {known})")
     return script
-
-
-def line_bytes(rec: dict) -> bytes:
-    eol = rec.get("eol", "\n")
-    return payload_bytes(rec) + eol.encode("ascii")
 
 
 def play_process(script: ProcessScript, pacer: Pacer, stdout: BinaryIO, stderr: BinaryIO) -> int:

@@ -81,6 +81,11 @@ class ChannelScript:
     def sse(self) -> bool:
         return bool(self.response and self.response.get("sse"))
 
+    @property
+    def lines(self) -> bool:
+        """A JSON-lines body recorded one `msg` per line (each carries its terminator as `eol`)."""
+        return bool(self.response and self.response.get("lines"))
+
 
 @dataclass(slots=True)
 class ProcessScript:
