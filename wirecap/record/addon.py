@@ -35,7 +35,7 @@ class _Chan:
 
     ch: str
     kind: str  # "http", "ws", or "pending-ws" (an upgrade request not answered yet)
-    live: _SSEObserver | _LinesObserver | None = None  # a body recorded piece by piece as it passes
+    live: _LiveObserver | None = None  # a body recorded piece by piece as it passes
     stream: _StreamWrap | None = None
     collector: _BodyCollector | None = None
 
@@ -455,12 +455,15 @@ class _BodyCollector(_StreamWrap):
             self.buf += data
 
 
-class _SSEObserver(_StreamWrap):
-    """Feeds a streamed event-stream body to an SSEParser and writes one `msg` per event, live."""
+class _LiveObserver(_StreamWrap):
+    """A streamed body cut into pieces as it passes (after content decoding), one `msg` each, live.
 
-    def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str]) -> None:
+    `parser` is sans-I/O: `feed(bytes)` and `close()` return the pieces completed so far.
+    """
+
+    def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str], parser: Any) -> None:
         super().__init__(addon, ch)
-        self.parser = SSEParser()
+        self.parser = parser
         self.decoder: StreamDecoder | None = StreamDecoder(encodings) if encodings else None
         self.finished = False
 
@@ -478,30 +481,39 @@ class _SSEObserver(_StreamWrap):
             return
         try:
             tail = self.decoder.flush() if self.decoder is not None else b""
-            events = self.parser.feed(tail) if tail else []
-            events += self.parser.close()
-            self._write(events)
+            pieces = self.parser.feed(tail) if tail else []
+            pieces += self.parser.close()
+            self._write(pieces)
         except Exception as e:  # noqa: BLE001
             self.broken = True
             self.report(e)
 
-    def _write(self, events: list[Any]) -> None:
+    def _write(self, pieces: list[Any]) -> None:
+        raise NotImplementedError
+
+
+class _SSEObserver(_LiveObserver):
+    """An event-stream body: one `msg` per event (SSEParser: whatever the TCP reads)."""
+
+    def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str]) -> None:
+        super().__init__(addon, ch, encodings, SSEParser())
+
+    def _write(self, pieces: list[Any]) -> None:
         writer = self.addon.writer
         assert writer is not None
-        for ev in events:
+        for ev in pieces:
             writer.write("msg", None, len(ev.raw), ch=self.ch, dir="s2c", **sse_record_fields(ev))
 
 
-class _LinesObserver(_SSEObserver):
-    """A streamed JSON-lines body: one `msg` per line (payload without its terminator, `eol` as for
-    pipes), live; the lines' bytes plus their eols are the decoded body exactly."""
+class _LinesObserver(_LiveObserver):
+    """A JSON-lines body: one `msg` per line (payload without its terminator, `eol` as for pipes);
+    the lines' bytes plus their eols are the decoded body exactly."""
 
     def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str]) -> None:
-        super().__init__(addon, ch, encodings)
-        self.parser = LineSplitter()  # type: ignore[assignment]
+        super().__init__(addon, ch, encodings, LineSplitter())
 
-    def _write(self, lines: list[Any]) -> None:
-        if lines:
+    def _write(self, pieces: list[Any]) -> None:
+        if pieces:
             writer = self.addon.writer
             assert writer is not None
-            writer.msg_lines(self.ch, "s2c", lines)
+            writer.msg_lines(self.ch, "s2c", pieces)
