@@ -238,6 +238,8 @@ class Normalizer:
 
     def _walk(self, value: Any, sid: int, fps: bool) -> Any:
         # hot loop: one transition lookup and one mode lookup per field; scalars handled without a call
+        # (the dict and list loops below are twins on purpose: one shared per-child helper measured
+        # 5.7% more instructions for a wire-level diff)
         if not fps:
             deep = self._deep[sid]
             if deep is not None:

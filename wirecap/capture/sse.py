@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirecap.capture.payload import encode_payload, payload_bytes
+from wirecap.capture.payload import encode_payload, line_bytes, payload_bytes
 
 _LINE_END = re.compile(rb"\r\n?|\n")
 _BOM = b"\xef\xbb\xbf"
@@ -191,6 +191,17 @@ def sse_event_bytes(record: dict[str, Any]) -> bytes:
     sse = record.get("sse") or {}
     data = None if sse.get("no_data") else payload_bytes(record).decode("utf-8", "replace")
     return serialize_event(sse, data)
+
+
+def body_piece_bytes(record: dict[str, Any], *, lines: bool = False) -> bytes:
+    """The wire bytes one `msg` of an HTTP body stands for: an SSE event's block, a line and its eol
+    (`lines`: its response said `lines: true`), else the payload. Joined in order, a body's pieces
+    are the (decoded) body."""
+    if "sse" in record:
+        return sse_event_bytes(record)
+    if lines:
+        return line_bytes(record)
+    return payload_bytes(record)
 
 
 def sse_data_bytes(record: dict[str, Any]) -> bytes:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from wirecap import __version__
-from wirecap.capture.payload import line_bytes, payload_bytes
+from wirecap.capture.sse import body_piece_bytes
 
 
 @dataclass
@@ -53,12 +53,6 @@ def _content(data: bytes, mime: str) -> dict[str, Any]:
                 "encoding": "base64"}
 
 
-def _event_bytes(rec: dict[str, Any]) -> bytes:
-    from wirecap.capture.sse import sse_event_bytes
-
-    return sse_event_bytes(rec)
-
-
 def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
     """(HAR document, counts {"http", "ws", "skipped"}) for one capture."""
     try:
@@ -87,12 +81,8 @@ def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) ->
         c.last_t = t
         kind = c.open.get("kind")
         if rtype == "msg" and "summary" not in (rec.get("flags") or ()):
-            if "sse" in rec:
-                data = _event_bytes(rec)
-            elif c.response is not None and c.response.get("lines") and rec.get("dir") == "s2c":
-                data = line_bytes(rec)  # a JSON-lines body, recorded line by line
-            else:
-                data = payload_bytes(rec)
+            lines = c.response is not None and bool(c.response.get("lines")) and rec.get("dir") == "s2c"
+            data = body_piece_bytes(rec, lines=lines)
             if kind == "ws":
                 binary = bool(rec.get("binary"))
                 c.ws_messages.append({

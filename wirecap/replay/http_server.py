@@ -18,8 +18,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from wirecap.capture.payload import line_bytes, payload_bytes
-from wirecap.capture.sse import sse_event_bytes
+from wirecap.capture.sse import body_piece_bytes
 from wirecap.errors import WirecapError
 from wirecap.replay.match import Mismatch, comparable
 from wirecap.replay.pool import ScriptPool
@@ -302,8 +301,7 @@ class ReplayServer:
         resp = script.response or {}
         status = int(resp.get("status") or (script.close or {}).get("status") or 200)
         replies = [r for s in script.steps for r in s.replies]
-        body_bytes = line_bytes if script.lines else _body_bytes
-        chunks = [body_bytes(rewrite_record(corr, r.record)) for r in replies]
+        chunks = [body_piece_bytes(rewrite_record(corr, r.record), lines=script.lines) for r in replies]
         due = self.pacer.schedule([script.response_offset] + [r.offset for r in replies])
         headers = _response_headers(resp.get("headers") or {})
         no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
@@ -346,12 +344,6 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
     wait = when - loop.time()
     if wait > EARLY:
         await asyncio.sleep(wait - EARLY)  # the loop wakes up to ~1 ms late (ms timeouts)
-
-
-def _body_bytes(rec: dict[str, Any]) -> bytes:
-    if "sse" in rec:
-        return sse_event_bytes(rec)
-    return payload_bytes(rec)
 
 
 def _join(hlist: list[tuple[str, str]]) -> dict[str, str]:
