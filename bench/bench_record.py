@@ -51,27 +51,22 @@ def _rss(pid: int) -> int:
         return int(f.read().split()[1]) * PAGE
 
 
-def mitmdump_argv(target_port: int, port: int, home: Path, *, addon: bool, cap: Path | None = None,
-                  extra: tuple[str, ...] = ()) -> list[str]:
-    """`mitmdump -q` as a reverse proxy on 127.0.0.1:port to 127.0.0.1:target_port, with or without the addon."""
-    argv = [MITMDUMP, "-q", "--mode", f"reverse:http://127.0.0.1:{target_port}", "--listen-host", "127.0.0.1",
-            "--listen-port", str(port), "--set", f"confdir={home / 'ca'}", *extra]
+@contextlib.contextmanager
+def mitmdump(target_port: int, home: Path, *, addon: bool, cap: Path | None = None, extra: tuple[str, ...] = (),
+             wrapper: tuple[str, ...] = (), start_timeout: float = 30, stop_timeout: float = 20,
+             env: dict[str, str] | None = None) -> Iterator[tuple[int, int]]:
+    """A real `mitmdump -q` reverse proxy to 127.0.0.1:target_port, with or without the addon, run
+    under `wrapper` (e.g. valgrind) if given; yields (port, pid) and stops it with SIGINT."""
+    port = _free_port()
+    argv = [*wrapper, MITMDUMP, "-q", "--mode", f"reverse:http://127.0.0.1:{target_port}", "--listen-host",
+            "127.0.0.1", "--listen-port", str(port), "--set", f"confdir={home / 'ca'}", *extra]
     if addon:
         argv += ["-s", str(ROOT / "wirecap" / "record" / "mitm_addon.py"), "--set", f"wirecap_out={cap}",
                  "--set", "wirecap_force=true"]
-    return argv
-
-
-@contextlib.contextmanager
-def mitmdump(target_port: int, home: Path, *, addon: bool, cap: Path | None = None,
-             extra: tuple[str, ...] = ()) -> Iterator[tuple[int, int]]:
-    """A real mitmdump reverse proxy to 127.0.0.1:target_port; yields (port, pid)."""
-    port = _free_port()
-    argv = mitmdump_argv(target_port, port, home, addon=addon, cap=cap, extra=extra)
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=str(home))
+                            cwd=str(home), env=env)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + start_timeout
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
                 break
@@ -82,7 +77,7 @@ def mitmdump(target_port: int, home: Path, *, addon: bool, cap: Path | None = No
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(20)
+            proc.wait(stop_timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)

@@ -14,14 +14,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import threading
-import time
 from pathlib import Path
 
-from bench.bench_record import _free_port, mitmdump_argv, ws_echo_rounds, ws_server
+from bench.bench_record import mitmdump, ws_echo_rounds, ws_server
 from bench.common import figure, tempdir
 
 TARGET = 1.10
@@ -29,31 +25,14 @@ TARGET = 1.10
 
 def _count(target_port: int, home: Path, addon: bool, n: int, out: dict, key: tuple[bool, int]) -> None:
     """Instructions mitmdump executed for start-up, 100 warm-up and n more echoed messages."""
-    port = _free_port()
     log = home / f"cg-{int(addon)}-{n}.log"
-    argv = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", f"--log-file={log}",
-            *mitmdump_argv(target_port, port, home, addon=addon, cap=home / f"ws-{n}.jsonl")]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=str(home), env=dict(os.environ, PYTHONHASHSEED="0"))
-    try:
-        deadline = time.monotonic() + 150
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("mitmdump under valgrind did not start") from None
-                time.sleep(0.2)
+    valgrind = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                f"--log-file={log}")
+    with mitmdump(target_port, home, addon=addon, cap=home / f"ws-{n}.jsonl", wrapper=valgrind, start_timeout=150,
+                  stop_timeout=150, env=dict(os.environ, PYTHONHASHSEED="0")) as (port, _pid):
         ws_echo_rounds(port, 100)
         if n:
             ws_echo_rounds(port, n)
-        proc.send_signal(signal.SIGINT)
-        proc.wait(150)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
     found = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text())
     if not found:
         raise RuntimeError(f"no instruction count in {log.name}")
