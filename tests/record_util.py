@@ -97,3 +97,16 @@ def read_capture(path: Path) -> tuple[dict, list[dict], CaptureReader]:
 
 def channel(records: list[dict], ch: str) -> list[dict]:
     return [r for r in records if r.get("ch") == ch]
+
+
+def self_signed_cert(d: Path) -> Path:
+    """An upstream server certificate for 127.0.0.1 from a throwaway CA (not wirecap's)."""
+    from cryptography.hazmat.primitives import serialization
+    from mitmproxy import certs
+
+    store = certs.CertStore.from_store(d, "upstream", 2048)
+    entry = store.get_cert("127.0.0.1", [], None)
+    (d / "cert.pem").write_bytes(entry.cert.to_pem())
+    (d / "key.pem").write_bytes(entry.privatekey.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()))
+    return d

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_wirecap
-from record_util import ROOT, channel, read_capture, record_home  # noqa: F401
+from record_util import ROOT, channel, read_capture, record_home, self_signed_cert  # noqa: F401
 
 from wirecap.capture.payload import payload_bytes
 
@@ -47,19 +47,6 @@ def _serve(tls_dir: Path | None = None) -> http.server.ThreadingHTTPServer:
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
-
-
-def _self_signed(d: Path) -> Path:
-    """An upstream server certificate for 127.0.0.1 from a throwaway CA (not wirecap's)."""
-    from cryptography.hazmat.primitives import serialization
-    from mitmproxy import certs
-
-    store = certs.CertStore.from_store(d, "upstream", 2048)
-    entry = store.get_cert("127.0.0.1", [], None)
-    (d / "cert.pem").write_bytes(entry.cert.to_pem())
-    (d / "key.pem").write_bytes(entry.privatekey.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()))
-    return d
 
 
 CLIENT = """
@@ -151,7 +138,7 @@ def test_upstream_chains_through_another_proxy_and_records_the_exchange(tmp_path
 
 
 def test_https_through_regular_proxy_trusting_wirecaps_ca(tmp_path):
-    srv = _serve(_self_signed(tmp_path))
+    srv = _serve(self_signed_cert(tmp_path))
     try:
         url = f"https://127.0.0.1:{srv.server_address[1]}/secure"
         cap = tmp_path / "tls.jsonl"

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_wirecap
-from record_util import channel, read_capture, record_home  # noqa: F401
-from test_record_cli import _self_signed
+from record_util import channel, read_capture, record_home, self_signed_cert  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("record_home")
 
@@ -106,7 +105,7 @@ class H2SSEServer:
 
 @pytest.mark.skipif(not _curl_has_http2(), reason="curl with HTTP/2 (nghttp2) is not installed")
 def test_sse_over_http2_is_recorded_one_event_per_msg(tmp_path):
-    server = H2SSEServer(_self_signed(tmp_path))
+    server = H2SSEServer(self_signed_cert(tmp_path))
     try:
         url = f"https://127.0.0.1:{server.port}/v1/messages"
         cap = tmp_path / "h2.jsonl"
