@@ -12,7 +12,7 @@ from typing import Any
 
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, hkey
 from wirecap.dialects.claude_code import usage_fields
-from wirecap.dialects.http_base import HttpDecoder, parse_args
+from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
@@ -153,6 +153,22 @@ RULES = (
     ("invalid-json", ERROR_SEV, "a request body, response body or event data that is not JSON"),
 )
 
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Anthropic Messages: POST to `/v1/messages` (or `.../v1/.../messages`), or `message_*` /
+    `content_block_*` SSE events, or a JSON message body with role assistant."""
+    path = http_path(open_record)
+    if path and (path.endswith("/v1/messages") or (path.endswith("/messages") and "/v1/" in path)):
+        method = open_record.get("method") if isinstance(open_record, dict) else None
+        return f"HTTP {method or ''} {path} (Anthropic Messages)".replace("  ", " ")
+    for name, _rec in sse_names(msgs):
+        if name and name.startswith(("message_", "content_block_")):
+            return f"SSE event {name!r}"
+    for obj in response_bodies(msgs):
+        if obj.get("type") == "message" and obj.get("role") == "assistant":
+            return "JSON Anthropic message body"
+    return None
+
+
 DIALECT = Dialect(
     name="anthropic-sse",
     transport="http",
@@ -161,4 +177,6 @@ DIALECT = Dialect(
     volatile=("message.id", "id", "content_block.id", "metadata.user_id", "**.tool_use_id", "content[*].id",
               "messages[*].content[*].id", "system[*].cache_control"),
     rules=RULES,
+    sniff=sniff,
+    priority=90,
 )

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Dialect, hkey, num, str_or_none
+from wirecap.dialects.base import (
+    ERROR_SEV,
+    INFO,
+    WARNING,
+    Dialect,
+    by_argv,
+    hkey,
+    num,
+    out_msgs,
+    str_or_none,
+)
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -535,6 +545,59 @@ RULES = (
     ("invalid-json", ERROR_SEV, "a stdout/stdin line that is not JSON"),
 )
 
+# --- detection ----------------------------------------------------------------------------------------
+_CLAUDE_TYPES = frozenset(("system", "assistant", "user", "result", "stream_event", "control_request",
+                           "control_response", "control_cancel_request", "keep_alive"))
+
+
+def claude_line(obj: Any) -> str | None:
+    """What makes `obj` a Claude-Code-shaped stream-json line (a short description), else None.
+    A known type alone is not enough: it must carry the field that type always has."""
+    if not isinstance(obj, dict):
+        return None
+    t = obj.get("type")
+    if t not in _CLAUDE_TYPES:
+        return None
+    if t == "system":
+        sub = obj.get("subtype")
+        return f"type 'system' subtype {sub!r}" if isinstance(sub, str) else None
+    if t in ("assistant", "user"):
+        return f"type {t!r} with a message" if isinstance(obj.get("message"), dict) else None
+    if t == "result":
+        return "type 'result'" if isinstance(obj.get("subtype"), str) or "is_error" in obj else None
+    if t == "stream_event":
+        ev = obj.get("event")
+        return f"stream_event {ev.get('type')!r}" if isinstance(ev, dict) and isinstance(ev.get("type"), str) else None
+    if t == "control_request":
+        return "type 'control_request'" if isinstance(obj.get("request"), dict) else None
+    if t == "control_response":
+        return "type 'control_response'" if isinstance(obj.get("response"), dict) else None
+    return f"type {t!r}" if "request_id" in obj or t == "keep_alive" else None
+
+
+def claude_lines(msgs: list[dict[str, Any]]) -> str | None:
+    """The first Claude-shaped line of a sample (also inside the JSON array `--output-format json
+    --verbose` prints), described; None when there is none."""
+    for rec in out_msgs(msgs):
+        value = rec.get("json")
+        if isinstance(value, dict):
+            why = claude_line(value)
+            if why:
+                return f"stream-json line {why}"
+        elif isinstance(value, list) and value:
+            whys = [claude_line(v) for v in value[:8]]
+            if any(whys):
+                return f"a JSON array of stream-json messages (--output-format json --verbose): {next(w for w in whys if w)}"
+    return None
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Claude Code: a stream-json line (a known type with the field it always carries) among the first
+    messages, else argv running `claude` with output that is not text. CodeBuddy prints the same
+    lines: its own sniff comes first (lower priority number)."""
+    return claude_lines(msgs) or by_argv(open_record, msgs, ("claude", "claude-code"), "Claude Code")
+
+
 DIALECT = Dialect(
     name="claude-code",
     transport="pipe",
@@ -542,6 +605,8 @@ DIALECT = Dialect(
     summary="Claude Code stream-json (stdout, and stdin with --input-format stream-json)",
     volatile=_VOLATILE,
     rules=RULES,
+    sniff=sniff,
+    priority=50,
 )
 
 __all__ = ["ClaudeCodeDecoder", "DIALECT", "STATUS", "result_text", "usage_fields"]

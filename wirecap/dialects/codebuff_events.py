@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -141,6 +141,23 @@ class CodebuffEventsDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_EVENT_TYPES = frozenset(("start", "text", "tool_call", "tool_result", "subagent_start", "subagent_finish",
+                          "reasoning_delta", "error", "finish", "download"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codebuff print-mode events: the SDK's `{kind: event|chunk|result}` wrapper or a PrintModeEvent
+    type among the first lines (asked after opencode, whose events share some type names), else
+    argv running `codebuff` with output that is not text (1.0.x's terminal UI is text)."""
+    for obj in json_objects(msgs):
+        kind = obj.get("kind")
+        if kind in ("event", "chunk", "result") and "type" not in obj:
+            return f"Codebuff SDK event wrapper kind {kind!r}"
+        if obj.get("type") in _EVENT_TYPES and "part" not in obj:
+            return f"Codebuff print-mode event {obj['type']!r}"
+    return by_argv(open_record, msgs, ("codebuff",), "Codebuff CLI")
+
+
 DIALECT = Dialect(
     name="codebuff-events",
     transport="pipe",
@@ -153,4 +170,6 @@ DIALECT = Dialect(
         ("cbe-run-error", ERROR_SEV, "the run's result is an error output"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=70,
 )

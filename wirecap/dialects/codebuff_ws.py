@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, hkey, str_or_none, text_of
+from wirecap.dialects.base import (
+    ERROR_SEV,
+    WARNING,
+    Decoder,
+    Dialect,
+    hkey,
+    json_objects,
+    str_or_none,
+    text_of,
+    url_path,
+)
 from wirecap.dialects.codebuff_events import print_mode_event
 from wirecap.events import (
     ERROR,
@@ -353,6 +363,22 @@ class CodebuffWsDecoder(Decoder):
         return []
 
 
+_ENVELOPES = frozenset(("action", "ack", "identify", "subscribe", "unsubscribe", "ping", "pong"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codebuff WebSocket: a connection to a path ending in `/ws`, or frames in its envelope
+    (`{type: action|ack|ping|..., txid | data}`)."""
+    if isinstance(open_record, dict) and open_record.get("kind") == "ws":
+        path = url_path(open_record)
+        if path.endswith("/ws"):
+            return f"WebSocket at {path}"
+    for obj in json_objects(msgs):
+        if obj.get("type") in _ENVELOPES and ("txid" in obj or "data" in obj):
+            return f"Codebuff WebSocket envelope {obj['type']!r}"
+    return None
+
+
 DIALECT = Dialect(
     name="codebuff-ws",
     transport="ws",
@@ -378,4 +404,6 @@ DIALECT = Dialect(
         ("cb-action-error", ERROR_SEV, "an action-error from the server"),
         ("invalid-json", ERROR_SEV, "a frame that is not JSON"),
     ),
+    sniff=sniff,
+    priority=80,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -123,6 +123,19 @@ class CodexExecDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_CODEX_TYPES = frozenset(("thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+                          "item.updated", "item.completed"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codex exec: a `thread.*` / `turn.*` / `item.*` event among the first lines, else argv running
+    `codex` with output that is not text."""
+    for obj in json_objects(msgs):
+        if obj.get("type") in _CODEX_TYPES:
+            return f"Codex exec event {obj['type']!r}"
+    return by_argv(open_record, msgs, ("codex",), "Codex CLI")
+
+
 DIALECT = Dialect(
     name="codex-exec",
     transport="pipe",
@@ -136,6 +149,8 @@ DIALECT = Dialect(
         ("codex-error", ERROR_SEV, "an error event"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=60,
 )
 
 __all__ = ["CodexExecDecoder", "DIALECT", "STATUS"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, str_or_none, text_of
+from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, out_msgs, str_or_none, text_of, url_path
 from wirecap.events import ERROR, SESSION_STARTED, TURN_ENDED, TURN_STARTED, Event
 
 
@@ -43,6 +43,36 @@ def last_user_text(messages: Any) -> str | None:
                 return "\n".join(texts)
             return None
     return None
+
+
+# --- what the HTTP dialects' sniffs share ------------------------------------------------------------------
+def http_path(open_record: Any) -> str | None:
+    """The URL path of an HTTP open record (None for any other open record)."""
+    if isinstance(open_record, dict) and open_record.get("kind") == "http":
+        return url_path(open_record)
+    return None
+
+
+def sse_names(msgs: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, Any]]]:
+    """(event name, record) of each SSE event among the first messages: the `event:` field, else the
+    data's `type`; None when neither names it."""
+    out: list[tuple[str | None, dict[str, Any]]] = []
+    for rec in out_msgs(msgs):
+        sse = rec.get("sse")
+        if not isinstance(sse, dict) and not (rec.get("dir") == "s2c" and rec.get("text") == "[DONE]"):
+            continue
+        name = sse.get("event") if isinstance(sse, dict) else None
+        obj = rec.get("json")
+        if not isinstance(name, str) and isinstance(obj, dict) and isinstance(obj.get("type"), str):
+            name = obj["type"]
+        out.append((name if isinstance(name, str) else None, rec))
+    return out
+
+
+def response_bodies(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The JSON-object response bodies (not SSE events, not summaries) among the first messages."""
+    return [r["json"] for r in out_msgs(msgs) if r.get("dir") == "s2c" and r.get("sse") is None
+            and isinstance(r.get("json"), dict) and "summary" not in (r.get("flags") or ())]
 
 
 class HttpDecoder(Decoder):

@@ -12,7 +12,7 @@ from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
 from wirecap.dialects.base import Dialect, num
-from wirecap.dialects.http_base import HttpDecoder, parse_args
+from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
@@ -145,6 +145,24 @@ class OpenAIChatDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=stop, is_error=False)
 
 
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """OpenAI Chat Completions: a path ending in `/chat/completions`, or `chat.completion.chunk` SSE
+    data or `[DONE]`, or a `chat.completion` JSON body."""
+    path = http_path(open_record)
+    if path and path.endswith("/chat/completions"):
+        return f"HTTP {path} (OpenAI Chat Completions)"
+    for _name, rec in sse_names(msgs):
+        obj = rec.get("json")
+        if isinstance(obj, dict) and obj.get("object") == "chat.completion.chunk":
+            return "SSE data with object chat.completion.chunk"
+        if rec.get("text") == "[DONE]":
+            return "SSE data [DONE]"
+    for obj in response_bodies(msgs):
+        if obj.get("object") == "chat.completion":
+            return "JSON chat.completion body"
+    return None
+
+
 DIALECT = Dialect(
     name="openai-chat-sse",
     transport="http",
@@ -153,4 +171,6 @@ DIALECT = Dialect(
     volatile=("id", "created", "system_fingerprint", "choices[*].delta.tool_calls[*].id", "**.tool_call_id",
               "messages[*].tool_calls[*].id", "user", "metadata"),
     rules=RULES,
+    sniff=sniff,
+    priority=90,
 )

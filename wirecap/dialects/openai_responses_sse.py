@@ -13,7 +13,14 @@ from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
 from wirecap.dialects.base import ERROR_SEV, Dialect, num
-from wirecap.dialects.http_base import HttpDecoder, last_user_text, parse_args
+from wirecap.dialects.http_base import (
+    HttpDecoder,
+    http_path,
+    last_user_text,
+    parse_args,
+    response_bodies,
+    sse_names,
+)
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
@@ -129,6 +136,21 @@ class OpenAIResponsesDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=obj.get("status"), is_error=obj.get("status") == "failed")
 
 
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """OpenAI Responses: a path ending in `/responses`, or `response.*` SSE events, or a JSON body
+    with object `response`."""
+    path = http_path(open_record)
+    if path and path.endswith("/responses"):
+        return f"HTTP {path} (OpenAI Responses)"
+    for name, _rec in sse_names(msgs):
+        if name and name.startswith("response."):
+            return f"SSE event {name!r}"
+    for obj in response_bodies(msgs):
+        if obj.get("object") == "response":
+            return "JSON Responses API body"
+    return None
+
+
 DIALECT = Dialect(
     name="openai-responses-sse",
     transport="http",
@@ -137,4 +159,6 @@ DIALECT = Dialect(
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
               "prompt_cache_key", "**.call_id", "client_metadata"),
     rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
+    sniff=sniff,
+    priority=90,
 )

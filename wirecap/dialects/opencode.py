@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -102,6 +102,18 @@ class OpencodeDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_OPENCODE_TYPES = frozenset(("step_start", "step_finish", "text", "tool_use", "reasoning", "error"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """opencode: an event of its types that carries a `part` object (Codebuff's print-mode events
+    share type names such as `text` and `error` but have no part), else argv running opencode."""
+    for obj in json_objects(msgs):
+        if obj.get("type") in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
+            return f"opencode event {obj['type']!r} with a part"
+    return by_argv(open_record, msgs, ("opencode", "opencode-ai"), "opencode")
+
+
 DIALECT = Dialect(
     name="opencode",
     transport="pipe",
@@ -113,4 +125,6 @@ DIALECT = Dialect(
         ("opencode-error", ERROR_SEV, "an error event"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=60,
 )
