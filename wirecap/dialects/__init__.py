@@ -187,6 +187,7 @@ class Detection:
         self.units: dict[str, _Sample] = {}
         self.chan_unit: dict[str, str] = {}
         self._verdicts: dict[str, tuple[str | None, str]] = {}
+        self._stderr: set[str] = set()
 
     def feed(self, rec: dict[str, Any]) -> None:
         ch = rec.get("ch")
@@ -196,6 +197,8 @@ class Detection:
         if rtype == "open":
             key = unit_key(rec, self.chan_unit)
             self.chan_unit[ch] = key
+            if rec.get("stream") == "stderr" or ch[:6] == "stderr":
+                self._stderr.add(ch)
             sample = self.units.get(key)
             if sample is None:
                 sample = self.units[key] = _Sample()
@@ -216,7 +219,11 @@ class Detection:
             sample.closed = True
 
     def verdict(self, ch: str) -> tuple[str | None, str]:
+        """(dialect, reason) of the unit `ch` belongs to; a stderr pipe has none of its own (its free
+        text is decoded as status lines of its process's unit)."""
         key = self.chan_unit.get(ch, ch)
+        if ch in self._stderr and key != ch:
+            return None, f"stderr of {key}: free text, decoded as status lines of that unit"
         got = self._verdicts.get(key)
         if got is None:
             sample = self.units.get(key)

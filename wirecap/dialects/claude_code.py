@@ -55,7 +55,7 @@ _DELTA_FIELD = {
     "thinking_delta": ("thinking", "text"),
 }
 _QUIET_DELTAS = frozenset(("signature_delta", "citations_delta"))
-_QUIET_STREAM = frozenset(("content_block_stop", "message_stop", "ping"))
+_QUIET_STREAM = frozenset(("content_block_stop", "ping"))
 
 
 def result_text(content: Any) -> Any:
@@ -107,6 +107,9 @@ class ClaudeCodeDecoder(StreamDecoder):
         self.stream_mid: str | None = None
         self.blocks: dict[Any, tuple[str, str]] = {}
         self.first_content: dict[str, Any] | None = None
+        self.out_lines = 0  # stdout objects seen (a `result` as the first is `--output-format json`)
+        self.single_result = False  # the `--output-format json` form: one result object, no init by design
+        self.stream_open: dict[str, Any] | None = None  # the message_start of a streamed message not stopped yet
         self._dispatch = {
             "system": self._system,
             "assistant": self._assistant,
@@ -123,6 +126,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             "content_block_start": self._block_start,
             "message_start": self._message_start,
             "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
             "error": self._stream_error,
             **dict.fromkeys(_QUIET_STREAM, self._quiet),
         }
@@ -150,6 +154,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             obj = rec["json"]
             t = obj["type"]
             if self.is_out[rec["ch"]]:
+                self.out_lines += 1
                 if t == "stream_event":
                     ev = obj["event"]
                     et = ev["type"]
@@ -177,10 +182,22 @@ class ClaudeCodeDecoder(StreamDecoder):
     on_msg = feed_msg  # (feed's own wrapper then never sees an exception)
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        self.out_lines += 1
         handler = self._dispatch.get(obj.get("type"))  # type: ignore[arg-type]
         if handler is None:
             return self.other(rec, obj)
         return handler(rec, obj)
+
+    def on_array(self, rec: dict[str, Any], items: list[Any]) -> list[Event]:
+        """`--output-format json --verbose` prints the whole run as one JSON array of stream-json
+        messages: each element is decoded as if it were its own line (all with the array's seq)."""
+        out: list[Event] = []
+        for item in items:
+            if item.__class__ is dict:
+                out.extend(self.on_object(rec, item))
+            else:
+                out.append(self.unparsed(rec, f"a JSON {type(item).__name__} inside the message array"))
+        return out
 
     def other(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         return [self.unparsed(rec, f"unknown message type {obj.get('type')!r}")]
@@ -237,6 +254,8 @@ class ClaudeCodeDecoder(StreamDecoder):
         self._content_started(rec, out)
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) else None
+        if self.stream_open is not None and mid != self.stream_mid and obj.get("parent_tool_use_id") is None:
+            self._abandon(rec, f"the assistant line of {mid}")
         model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
         content = msg.get("content")
         if isinstance(content, str):
@@ -326,7 +345,14 @@ class ClaudeCodeDecoder(StreamDecoder):
     # --- result ----------------------------------------------------------------------------------------
     def _result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
+        if self.results == 0 and not self.saw_init and not self.saw_content and self.out_lines <= 1:
+            # `--output-format json`: the run's only output is its result; its text is the reply
+            self.single_result = True
+            out.append(self.ev(TURN_STARTED, rec, data={}))
+            if isinstance(obj.get("result"), str) and obj.get("is_error") is not True:
+                out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj["result"]}))
         self.results += 1
+        self._abandon(rec, "the result")
         sub = obj.get("subtype")
         is_error = obj.get("is_error") is True
         cost = obj.get("total_cost_usd")
@@ -406,6 +432,8 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         if not isinstance(mid, str):
             mid = None
+        self._abandon(rec, "a new message_start")
+        self.stream_open = rec
         self.stream_mid = mid
         self.blocks = {}
         usage = msg.get("usage")
@@ -416,6 +444,22 @@ class ClaudeCodeDecoder(StreamDecoder):
                 "model": msg.get("model") or self.model, "message_id": mid, **usage_fields(usage),
                 "scope": "message", "snapshot": True}))
         return out
+
+    def _message_stop(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        self.stream_open = None
+        return []
+
+    def _abandon(self, rec: dict[str, Any], what: str) -> None:
+        """A streamed message (stream_event message_start) that never got its message_stop before
+        `what` came: the stream died mid-message and the CLI moved on (a silent retry, or a fallback
+        to a non-streaming request). Only stdout is needed to see it."""
+        started = self.stream_open
+        if started is None:
+            return
+        self.stream_open = None
+        self.find(WARNING, "cc-stream-abandoned",
+                  f"streamed message {self.stream_mid or '?'} (seq {started.get('seq')}) has no message_stop "
+                  f"before {what}: cut mid-message and retried", rec)
 
     def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         block = ev.get("content_block")
@@ -515,7 +559,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             self.find(ERROR_SEV, "cc-missing-result", "the stream ended without a result line", seq=self.last_seq)
         elif self.in_turn:
             self.find(ERROR_SEV, "cc-missing-result", "the last turn has no result line", seq=self.last_seq)
-        if not self.saw_init and self.results and not self.saw_content:
+        if not self.saw_init and self.results and not self.saw_content and not self.single_result:
             self.find(ERROR_SEV, "cc-missing-init", "a result without any system/init line", seq=self.last_seq)
         for cid, (name, seq, ch) in self.tool_uses.items():
             self.find(ERROR_SEV, "cc-tool-use-without-result", f"tool_use {name} ({cid}) never got a tool_result",
@@ -542,6 +586,8 @@ RULES = (
     ("cc-tool-use-without-result", ERROR_SEV, "a tool_use id that no tool_result answered"),
     ("cc-permission-denied", WARNING, "permission_denials in a result, or a control_response with behavior deny"),
     ("cc-control-unanswered", INFO, "a control_request without a control_response"),
+    ("cc-stream-abandoned", WARNING, "a streamed message (stream_event message_start) without message_stop before "
+                                     "the next message or the result: the stream was cut mid-message and retried"),
     ("invalid-json", ERROR_SEV, "a stdout/stdin line that is not JSON"),
 )
 
