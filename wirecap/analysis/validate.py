@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from wirecap.analysis.stats import UnknownChannel
-from wirecap.dialects import Decoding
+from wirecap.dialects import DIALECTS, Decoding
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
+from wirecap.dialects.drift import DriftCheck
 from wirecap.events import UNPARSED
 
 __all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_capture", "validate_records"]
@@ -36,11 +37,15 @@ def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
-                     options: dict[str, Any] | None = None, channels: Iterable[str] = ()) -> list[Finding]:
+                     options: dict[str, Any] | None = None, channels: Iterable[str] = (),
+                     strict_schema: bool = False) -> list[Finding]:
     """Findings for a stream of records (header excluded). With `channels`, only the findings of
     the units holding them (a pipe selects its process and the process its pipes), and those of no
-    channel; a channel the stream lacks raises UnknownChannel."""
+    channel; a channel the stream lacks raises UnknownChannel. Message types and fields a dialect
+    does not know are `drift` findings: info, or errors with `strict_schema`."""
     decoding = Decoding(dialect=dialect, options=_check_options(options))
+    drift = DriftCheck()
+    drift_of: dict[Any, Any] = {}  # channel -> (dialect, Known) once its unit is decided, or None
     unparsed: dict[str, int] = {}
     found: list[Finding] = []
 
@@ -54,8 +59,24 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
                                          ev.seq[0] if ev.seq else None, ev.ch))
 
     events_of = decoding.events
+    chan_unit = decoding.chan_unit
+    check = drift.check
     for rec in records:
         events = events_of(rec)
+        if rec.get("type") == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
+            ch = rec.get("ch")
+            try:
+                known = drift_of[ch]
+            except KeyError:
+                unit = chan_unit.get(ch)
+                known = None
+                if unit is not None and unit.decoder is not None:
+                    spec = DIALECTS[unit.dialect].known if unit.dialect else None
+                    known = drift_of[ch] = (unit.dialect, spec) if spec is not None else None
+            except TypeError:  # an unhashable ch: the decoder already said what it thinks
+                known = None
+            if known is not None:
+                check(known[0], known[1], rec)
         if events:
             for ev in events:  # (note() inlined: once per record)
                 if ev.kind == UNPARSED:
@@ -66,6 +87,7 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
         if n > UNPARSED_DETAIL:
             found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
     found.extend(decoding.findings())
+    found.extend(drift.findings(strict_schema))
     wanted = set(channels)
     if wanted:
         chan_unit = decoding.chan_unit
@@ -84,12 +106,13 @@ def sort_findings(found: list[Finding]) -> list[Finding]:
 
 
 def validate_capture(path: str, *, dialect: str | None = None, options: dict[str, Any] | None = None,
-                     channels: Iterable[str] = ()) -> list[Finding]:
+                     channels: Iterable[str] = (), strict_schema: bool = False) -> list[Finding]:
     """Findings for the capture at `path`, including the reader's own (corrupt lines, interruption)."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        found = validate_records(reader, dialect=dialect, options=options, channels=channels)
+        found = validate_records(reader, dialect=dialect, options=options, channels=channels,
+                                 strict_schema=strict_schema)
         for problem in reader.problems:
             found.append(Finding(WARNING, "capture-corrupt-line", problem, None, None))
         if reader.interrupted:

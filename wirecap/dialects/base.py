@@ -60,6 +60,7 @@ class Dialect:
     summary: str
     volatile: tuple[str, ...] = ()
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
+    known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
 
 
 def raw_payload(rec: dict[str, Any]) -> Any:

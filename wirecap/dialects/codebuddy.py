@@ -29,6 +29,20 @@ class CodeBuddyDecoder(ClaudeCodeDecoder):
         return super().other(rec, obj)
 
 
+# --- drift (rule `drift`): Claude Code's lines plus CodeBuddy's own (seen in CodeBuddy 2.117.0, text and
+# tool runs, with and without --include-partial-messages).
+def _known() -> Any:
+    from wirecap.dialects.claude_code import known_lines
+    from wirecap.dialects.drift import OPEN, Known
+
+    every = {"__timestamp": None, "_requestId": None}
+    lines = known_lines(every, {"_meta": OPEN}, {
+        "file-history-snapshot": {"type": None, "id": None, "timestamp": None, "isSnapshotUpdate": None,
+                                  "snapshot": {"messageId": None, "trackedFileBackups": OPEN, "timestamp": None}},
+    })
+    return Known(s2c=lines, c2s=lines)
+
+
 DIALECT = Dialect(
     name="codebuddy",
     transport="pipe",
@@ -36,4 +50,5 @@ DIALECT = Dialect(
     summary="CodeBuddy Code stream-json (Claude-compatible; real per-message usage)",
     volatile=(*_VOLATILE, "__timestamp", "_requestId", "id", "snapshot.messageId"),
     rules=RULES,
+    known=_known(),
 )

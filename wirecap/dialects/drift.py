@@ -1,0 +1,304 @@
+"""Drift: message types and fields a dialect does not know, found while validating (sans-I/O).
+
+Each dialect declares the shapes it knows (`Dialect.known`, a `Known`): what its decoder reads or
+deliberately ignores, taken from the real traffic the project ships (captures/, tests/fixtures/) and
+from runs of the real CLIs in the lab. `DriftCheck` walks every JSON message of a unit against that
+declaration and counts what is new:
+
+- a message type (or a nested `type` such as a content block's or a stream event's) the dialect does
+  not know: one finding per (dialect, message type), with the first seq and how many;
+- a field the dialect does not know: one finding per (dialect, message type, field path).
+
+Free-form content (tool inputs and outputs, JSON schemas of tools, prompts, model text, session state
+blobs, free metadata) is declared `OPEN` and never looked into: a new key there is the user's or the
+model's business, not drift. Each dialect page in docs/dialects/ lists what is open.
+
+Why it is cheap: a declaration is compiled once into nested closures with static paths, and a
+message's check is a few dict lookups and one `issuperset` per object it walks (no path strings are
+built unless something is unknown). Results are a plain list of `Finding`s (rule `drift`).
+
+Spec language (plain Python values, so the tables read like the JSON they describe):
+
+    None          a known field whose value is not looked into (a scalar, or anything)
+    OPEN          a known field holding free-form content (same as None, but listed as open)
+    {"k": spec}   an object with exactly these fields (any other field is drift)
+    [spec]        a list whose items have this shape
+    MapOf(spec)   an object with free keys (model names, file names) whose values have this shape
+    Union(key, {value: spec}, missing=spec, label=True)
+                  an object told apart by `key` (e.g. "type"); an unknown value is an unknown type.
+                  `missing` is the shape when the key is absent; `label` adds the value to the
+                  message type named in findings ("system/init", "action/prompt-response").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from wirecap.dialects.base import ERROR_SEV, INFO, Finding
+
+
+class _Open:
+    """The marker of free-form content (a singleton; `repr` shows in docs and errors)."""
+
+    _instance: _Open | None = None
+
+    def __new__(cls) -> _Open:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OPEN"
+
+
+OPEN = _Open()
+
+
+@dataclass(frozen=True, slots=True)
+class MapOf:
+    """An object with free keys whose values all have `value`'s shape."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Union:
+    """An object discriminated by `key`; see the module docstring."""
+
+    key: str
+    variants: dict[str, Any]
+    missing: Any = None  # shape when `key` is absent (None: such an object is an unknown type)
+    label: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a dialect knows: the shape of client-to-server and server-to-client JSON messages.
+
+    `s2c` / `c2s` are specs (usually a `Union` on the message type). A direction without a spec is
+    not checked. `skip_channel(ch)` tells channels whose messages are not protocol messages (stderr).
+    """
+
+    s2c: Any = None
+    c2s: Any = None
+    c2s_name: str = ""  # the message type named in findings when the c2s spec names none ("request")
+
+    @staticmethod
+    def skip_channel(ch: Any) -> bool:
+        return isinstance(ch, str) and ch[:6] == "stderr"
+
+
+def extend(spec: Any, fields: dict[str, Any] | None = None, variants: dict[str, Any] | None = None) -> Any:
+    """A copy of a top-level spec with `fields` added to every object variant (through nested
+    unions) and `variants` added to the outermost union: how a dialect that is another's with
+    extras (CodeBuddy's `__timestamp` on every line) says so without repeating the table."""
+    fields = fields or {}
+    if isinstance(spec, Union):
+        vs = {k: extend(v, fields) for k, v in spec.variants.items()}
+        if variants:
+            vs.update({k: extend(v, fields) for k, v in variants.items()})
+        missing = extend(spec.missing, fields) if spec.missing is not None else None
+        return Union(spec.key, vs, missing, spec.label)
+    if isinstance(spec, dict):
+        return {**spec, **fields}
+    return spec
+
+
+def open_paths(spec: Any, path: str = "") -> list[str]:
+    """The paths declared OPEN in a spec (for the docs and their test), `<type>` marking a variant."""
+    out: list[str] = []
+    if spec is OPEN:
+        out.append(path)
+    elif isinstance(spec, dict):
+        for k, v in spec.items():
+            out.extend(open_paths(v, f"{path}.{k}" if path else k))
+    elif isinstance(spec, list) and spec:
+        out.extend(open_paths(spec[0], f"{path}[*]"))
+    elif isinstance(spec, MapOf):
+        out.extend(open_paths(spec.value, f"{path}.*" if path else "*"))
+    elif isinstance(spec, Union):
+        for k, v in spec.variants.items():
+            out.extend(open_paths(v, f"{path}<{k}>"))
+        if spec.missing is not None:
+            out.extend(open_paths(spec.missing, path))
+    return out
+
+
+# --- compiling a spec into checkers ------------------------------------------------------------------
+# A checker is `check(value, label, report)`; `report(kind, label, path, detail)` counts one drift.
+Report = Callable[[str, str, str, str], None]
+Checker = Callable[[Any, str, Report], None]
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def compile_spec(spec: Any, path: str = "") -> Checker | None:
+    """A checker for `spec` at `path`, or None when nothing under it is ever looked at."""
+    if spec is None or spec is OPEN:
+        return None
+    if isinstance(spec, dict):
+        return _compile_object(spec, path)
+    if isinstance(spec, list):
+        if not spec:
+            return None
+        item = compile_spec(spec[0], f"{path}[*]")
+        if item is None:
+            return None
+
+        def check_list(v: Any, label: str, report: Report) -> None:
+            if v.__class__ is list:
+                for x in v:
+                    item(x, label, report)
+
+        return check_list
+    if isinstance(spec, MapOf):
+        value = compile_spec(spec.value, f"{path}.*" if path else "*")
+        if value is None:
+            return None
+
+        def check_map(v: Any, label: str, report: Report) -> None:
+            if v.__class__ is dict:
+                for x in v.values():
+                    value(x, label, report)
+
+        return check_map
+    if isinstance(spec, Union):
+        return _compile_union(spec, path)
+    raise TypeError(f"not a drift spec at {path or 'the top'}: {spec!r}")
+
+
+def _compile_object(spec: dict[str, Any], path: str) -> Checker:
+    keys = frozenset(spec)
+    children = tuple((k, c) for k, c in ((k, compile_spec(v, _join(path, k))) for k, v in spec.items())
+                     if c is not None)
+
+    def check_object(v: Any, label: str, report: Report) -> None:
+        if v.__class__ is not dict:
+            return
+        if not keys.issuperset(v):
+            for k in v:
+                if k not in keys:
+                    report("field", label, _join(path, str(k)), "")
+        for k, c in children:
+            x = v.get(k)
+            if x is not None:
+                c(x, label, report)
+
+    return check_object
+
+
+def _compile_union(spec: Union, path: str) -> Checker:
+    key = spec.key
+    # A labelled union names the message type, so its variants' paths need no `<value>` mark.
+    table = {value: compile_spec(sub, path if spec.label else f"{path}<{value}>")
+             for value, sub in spec.variants.items()}
+    missing = compile_spec(spec.missing, path) if spec.missing is not None else None
+    has_missing = spec.missing is not None
+    labelled = spec.label
+    where = _join(path, key)
+
+    def check_union(v: Any, label: str, report: Report) -> None:
+        if v.__class__ is not dict:
+            return
+        t = v.get(key)
+        if t is None and has_missing and key not in v:
+            if missing is not None:
+                missing(v, label, report)
+            return
+        try:
+            c = table[t]
+        except (KeyError, TypeError):  # a new type, or a value that is no type at all
+            t = t if isinstance(t, str) else repr(t)
+            if labelled:
+                report("type", f"{label}/{t}" if label else t, "", "")
+            else:
+                report("value", label, where, t)
+            return
+        if c is not None:
+            c(v, (f"{label}/{t}" if label else t) if labelled else label, report)
+
+    return check_union
+
+
+@dataclass(slots=True)
+class _Seen:
+    count: int
+    seq: int | None
+    ch: str | None
+
+
+@dataclass(slots=True)
+class DriftCheck:
+    """Counts the drift of one capture's messages against each dialect's `Known` (sans-I/O).
+
+    `check(dialect, known, rec)` per message record; `findings(strict)` at the end: severity `info`,
+    or `error` when `strict` (`validate --strict-schema`).
+    """
+
+    seen: dict[tuple[str, str, str, str, str], _Seen] = field(default_factory=dict)
+    _compiled: dict[int, tuple[Checker | None, Checker | None]] = field(default_factory=dict)
+    _rec: dict[str, Any] | None = None
+    _dialect: str = ""
+
+    def checkers(self, known: Known) -> tuple[Checker | None, Checker | None]:
+        got = self._compiled.get(id(known))
+        if got is None:
+            got = self._compiled[id(known)] = compiled(known)
+        return got
+
+    def check(self, dialect: str, known: Known, rec: dict[str, Any]) -> None:
+        """Check one msg record of a unit decoded as `dialect` (non-JSON payloads are not drift)."""
+        obj = rec.get("json")
+        if obj.__class__ is not dict or known.skip_channel(rec.get("ch")):
+            return
+        s2c, c2s = self.checkers(known)
+        c = c2s if rec.get("dir") == "c2s" else s2c
+        if c is None:
+            return
+        self._rec = rec
+        self._dialect = dialect
+        c(obj, known.c2s_name if c is c2s else "", self._report)
+
+    def _report(self, kind: str, label: str, path: str, detail: str) -> None:
+        rec = self._rec or {}
+        key = (self._dialect, kind, label, path, detail)
+        s = self.seen.get(key)
+        if s is None:
+            self.seen[key] = _Seen(1, rec.get("seq"), rec.get("ch"))
+        else:
+            s.count += 1
+
+    def findings(self, strict: bool = False) -> list[Finding]:
+        sev = ERROR_SEV if strict else INFO
+        out = []
+        for (dialect, kind, label, path, detail), s in self.seen.items():
+            n = f"{s.count} message{'s' if s.count != 1 else ''}"
+            if kind == "type":
+                what = f"unknown message type {label!r}"
+            elif kind == "value":
+                what = f"unknown {path} {detail!r}" + (f" in {label}" if label else "")
+            else:
+                what = f"unknown field {path}" + (f" in {label}" if label else "")
+            out.append(Finding(sev, "drift", f"{dialect}: {what} ({n})", s.seq, s.ch))
+        return out
+
+
+def compiled(known: Known) -> tuple[Checker | None, Checker | None]:
+    """The (s2c, c2s) checkers of a declaration (compiled once per `DriftCheck`)."""
+    return compile_spec(known.s2c), compile_spec(known.c2s)
+
+
+def check_messages(dialect: str, known: Known, records: Iterable[dict[str, Any]], strict: bool = False) -> list[Finding]:
+    """Drift findings of some msg records all decoded as `dialect` (a convenience for tests and tools)."""
+    d = DriftCheck()
+    for rec in records:
+        if rec.get("type") == "msg":
+            d.check(dialect, known, rec)
+    return d.findings(strict)
+
+
+__all__ = ["OPEN", "DriftCheck", "Known", "MapOf", "Union", "check_messages", "compile_spec", "extend", "open_paths"]
