@@ -45,7 +45,7 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
     does not know are `drift` findings: info, or errors with `strict_schema`."""
     decoding = Decoding(dialect=dialect, options=_check_options(options))
     drift = DriftCheck()
-    drift_of: dict[Any, Any] = {}  # channel -> (dialect, Known) once its unit is decided, or None
+    drift_of: dict[Any, Any] = {}  # channel -> its drift check once its unit is decided (None: not checked)
     unparsed: dict[str, int] = {}
     found: list[Finding] = []
 
@@ -60,23 +60,22 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
 
     events_of = decoding.events
     chan_unit = decoding.chan_unit
-    check = drift.check
     for rec in records:
         events = events_of(rec)
         if rec.get("type") == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
             ch = rec.get("ch")
             try:
-                known = drift_of[ch]
+                check = drift_of[ch]
             except KeyError:
                 unit = chan_unit.get(ch)
-                known = None
+                check = None
                 if unit is not None and unit.decoder is not None:
-                    spec = DIALECTS[unit.dialect].known if unit.dialect else None
-                    known = drift_of[ch] = (unit.dialect, spec) if spec is not None else None
+                    known = DIALECTS[unit.dialect].known if unit.dialect else None
+                    check = drift_of[ch] = drift.for_channel(unit.dialect, known, ch) if known is not None else None
             except TypeError:  # an unhashable ch: the decoder already said what it thinks
-                known = None
-            if known is not None:
-                check(known[0], known[1], rec)
+                check = None
+            if check is not None:
+                check(rec)
         if events:
             for ev in events:  # (note() inlined: once per record)
                 if ev.kind == UNPARSED:

@@ -171,10 +171,15 @@ def compile_spec(spec: Any, path: str = "") -> Checker | None:
     raise TypeError(f"not a drift spec at {path or 'the top'}: {spec!r}")
 
 
-def _compile_object(spec: dict[str, Any], path: str) -> Checker:
-    keys = frozenset(spec)
+def _object_parts(spec: dict[str, Any], path: str) -> tuple[frozenset[str], tuple[tuple[str, Checker], ...]]:
+    """An object spec's known keys and the checkers of the children worth looking into."""
     children = tuple((k, c) for k, c in ((k, compile_spec(v, _join(path, k))) for k, v in spec.items())
                      if c is not None)
+    return frozenset(spec), children
+
+
+def _compile_object(spec: dict[str, Any], path: str) -> Checker:
+    keys, children = _object_parts(spec, path)
 
     def check_object(v: Any, label: str, report: Report) -> None:
         if v.__class__ is not dict:
@@ -193,12 +198,16 @@ def _compile_object(spec: dict[str, Any], path: str) -> Checker:
 
 def _compile_union(spec: Union, path: str) -> Checker:
     key = spec.key
-    # A labelled union names the message type, so its variants' paths need no `<value>` mark.
-    table = {value: compile_spec(sub, path if spec.label else f"{path}<{value}>")
-             for value, sub in spec.variants.items()}
+    labelled = spec.label
+    # Per value: (known keys, children, path) of an object variant, checked inline (one call less per
+    # level: this is the hot path), or a checker (a nested union), or None (open). A labelled union
+    # names the message type, so its variants' paths need no `<value>` mark.
+    table: dict[Any, Any] = {}
+    for value, sub in spec.variants.items():
+        at = path if labelled else f"{path}<{value}>"
+        table[value] = (*_object_parts(sub, at), at) if isinstance(sub, dict) else compile_spec(sub, at)
     missing = compile_spec(spec.missing, path) if spec.missing is not None else None
     has_missing = spec.missing is not None
-    labelled = spec.label
     where = _join(path, key)
 
     def check_union(v: Any, label: str, report: Report) -> None:
@@ -218,8 +227,22 @@ def _compile_union(spec: Union, path: str) -> Checker:
             else:
                 report("value", label, where, t)
             return
-        if c is not None:
-            c(v, (f"{label}/{t}" if label else t) if labelled else label, report)
+        if c is None:
+            return
+        if labelled:
+            label = f"{label}/{t}" if label else t
+        if c.__class__ is tuple:
+            keys, children, at = c
+            if not keys.issuperset(v):
+                for k in v:
+                    if k not in keys:
+                        report("field", label, _join(at, str(k)), "")
+            for k, cc in children:
+                x = v.get(k)
+                if x is not None:
+                    cc(x, label, report)
+        else:
+            c(v, label, report)
 
     return check_union
 
@@ -262,6 +285,26 @@ class DriftCheck:
         self._rec = rec
         self._dialect = dialect
         c(obj, known.c2s_name if c is c2s else "", self._report)
+
+    def for_channel(self, dialect: str, known: Known, ch: Any) -> Callable[[dict[str, Any]], None] | None:
+        """`check` bound to one channel of a unit decoded as `dialect` (the hot path of validate: the
+        spec is chosen once per channel and direction), or None when the channel is not checked."""
+        if known.skip_channel(ch):
+            return None
+        s2c, c2s = self.checkers(known)
+        report = self._report
+        name = known.c2s_name
+
+        def check(rec: dict[str, Any]) -> None:
+            obj = rec.get("json")
+            if obj.__class__ is dict:
+                c = c2s if rec.get("dir") == "c2s" else s2c
+                if c is not None:
+                    self._rec = rec
+                    self._dialect = dialect
+                    c(obj, name if c is c2s else "", report)
+
+        return check
 
     def _report(self, kind: str, label: str, path: str, detail: str) -> None:
         rec = self._rec or {}

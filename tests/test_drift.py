@@ -1,0 +1,198 @@
+"""Rule `drift`: message types and fields a dialect does not know (wirecap/dialects/drift.py).
+
+The shipped captures and fixtures are the known world: none of them has drift. A new field or a new
+message type put into a real capture is reported once per shape, at the first seq, with a count;
+info by default, an error (exit 1) with `--strict-schema`. An unknown message type is both
+`unparsed` (the decoder) and `drift` (the declaration), at the same seq.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_wirecap
+
+from wirecap.analysis.validate import validate_capture
+from wirecap.dialects import DIALECTS
+from wirecap.dialects.claude_code import ClaudeCodeDecoder
+from wirecap.dialects.drift import OPEN, DriftCheck, Known, MapOf, Union, open_paths
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED = sorted([*REPO.glob("captures/*.jsonl"), *REPO.glob("captures/imported/*.jsonl"),
+                  *REPO.glob("tests/fixtures/captures/*.jsonl")])
+
+
+def _drift(path: str | Path, **kw) -> list:
+    return [f for f in validate_capture(str(path), **kw) if f.rule == "drift"]
+
+
+@pytest.mark.parametrize("cap", SHIPPED, ids=lambda p: p.name)
+def test_no_drift_on_shipped_captures(cap: Path) -> None:
+    assert _drift(cap) == []
+
+
+def test_every_dialect_declares_what_it_knows() -> None:
+    assert {name for name, d in DIALECTS.items() if d.known is None} == set()
+
+
+def _edit(src: Path, dst: Path, edit) -> list[int]:
+    """Copy a capture, letting `edit(rec)` change msg records in place; the seqs it changed."""
+    out, changed = [], []
+    for line in src.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "msg" and isinstance(rec.get("json"), dict) and edit(rec["json"]):
+            rec.pop("raw", None)
+            changed.append(rec["seq"])
+        out.append(json.dumps(rec))
+    dst.write_text("\n".join(out) + "\n")
+    return changed
+
+
+def test_new_field_on_real_partial_messages_is_info_then_error_with_strict_schema(tmp_path: Path) -> None:
+    src = REPO / "captures" / "claude-code-2.1.197-partial-messages.jsonl"
+    cap = tmp_path / "drifted.jsonl"
+
+    def edit(obj: dict) -> bool:
+        ev = obj.get("event")
+        if obj.get("type") == "stream_event" and ev["type"] == "content_block_delta":
+            ev["delta"]["confidence"] = 0.9
+            return True
+        return False
+
+    seqs = _edit(src, cap, edit)
+    assert len(seqs) > 1
+    found = _drift(cap)
+    assert len(found) == 1  # one finding per (dialect, message type, field path)
+    f = found[0]
+    assert (f.severity, f.seq, f.ch) == ("info", seqs[0], "stdout")
+    assert "claude-code" in f.message and "event.delta<text_delta>.confidence" in f.message
+    assert "stream_event/content_block_delta" in f.message and f"({len(seqs)} messages)" in f.message
+
+    plain = run_wirecap("validate", str(cap), "--json")
+    assert plain.returncode == 0, plain.stderr
+    assert [x["severity"] for x in json.loads(plain.stdout) if x["rule"] == "drift"] == ["info"]
+    strict = run_wirecap("validate", str(cap), "--json", "--strict-schema")
+    assert strict.returncode == 1, strict.stderr
+    got = [x for x in json.loads(strict.stdout) if x["rule"] == "drift"]
+    assert [(x["severity"], x["seq"]) for x in got] == [("error", seqs[0])]
+    # the clean capture passes --strict-schema
+    assert run_wirecap("validate", str(src), "--strict-schema").returncode == 0
+
+
+# (capture, how to turn one message into a type its dialect does not know)
+def _retype(key: str, where=lambda o: o, match=lambda o: True):
+    state = {"done": False}
+
+    def edit(obj: dict) -> bool:
+        target = where(obj)
+        if state["done"] or not isinstance(target, dict) or key not in target or not match(obj):
+            return False
+        target[key] = "drift-test-type"
+        state["done"] = True
+        return True
+
+    return edit
+
+
+NEW_TYPES = [
+    ("captures/claude-code-2.1.197-tool-bash.jsonl", "claude-code",
+     _retype("type", match=lambda o: o.get("type") == "user")),
+    ("captures/claude-code-2.1.197-partial-messages.jsonl", "claude-code",
+     _retype("type", where=lambda o: o.get("event"), match=lambda o: o.get("type") == "stream_event")),
+    ("captures/codebuddy-2.117.0-hello.jsonl", "codebuddy",
+     _retype("type", match=lambda o: o.get("type") == "file-history-snapshot")),
+    ("captures/codex-0.169.0-hello.jsonl", "codex-exec", _retype("type", match=lambda o: o.get("type") == "turn.started")),
+    ("captures/codex-0.169.0-hello.jsonl", "openai-responses-sse",
+     _retype("type", match=lambda o: o.get("type") == "response.in_progress")),
+    ("captures/opencode-1.18.33-hello.jsonl", "opencode", _retype("type", match=lambda o: o.get("type") == "text")),
+    ("captures/claude-code-2.1.197-hello.jsonl", "anthropic-sse", _retype("type", match=lambda o: o.get("type") == "ping")),
+    ("captures/codebuff-sdk-0.3.13-ws-tool.jsonl", "codebuff-ws",
+     _retype("type", where=lambda o: o.get("data"), match=lambda o: o.get("type") == "action"
+             and o["data"].get("type") == "message-cost-response")),
+    ("captures/codebuff-sdk-0.10.7-http.jsonl", "codebuff-events", _retype("kind", match=lambda o: o.get("kind") == "chunk")),
+]
+
+
+@pytest.mark.parametrize(("rel", "dialect", "edit"), NEW_TYPES, ids=[f"{d}-{i}" for i, (_, d, _) in enumerate(NEW_TYPES)])
+def test_unknown_type_is_both_unparsed_and_drift(tmp_path: Path, rel: str, dialect: str, edit) -> None:
+    cap = tmp_path / "drifted.jsonl"
+    seqs = _edit(REPO / rel, cap, edit)
+    assert len(seqs) == 1
+    found = validate_capture(str(cap))
+    drift = [f for f in found if f.rule == "drift"]
+    unparsed = [f for f in found if f.rule == "unparsed"]
+    assert [(f.seq, f.severity) for f in drift] == [(seqs[0], "info")], drift
+    assert dialect in drift[0].message and "drift-test-type" in drift[0].message
+    assert [f.seq for f in unparsed] == [seqs[0]], unparsed
+
+
+def test_claude_types_are_the_decoders() -> None:
+    """The declaration and the decoder name the same line types and stream events."""
+    spec = DIALECTS["claude-code"].known.s2c
+    dec = ClaudeCodeDecoder("u")
+    assert set(spec.variants) == set(dec._dispatch)
+    assert set(spec.variants["stream_event"]["event"].variants) == set(dec._stream_dispatch)
+
+
+def _check(spec, *objs, c2s=False) -> list:
+    d = DriftCheck()
+    known = Known(c2s=spec) if c2s else Known(s2c=spec)
+    for i, obj in enumerate(objs, 1):
+        d.check("x", known, {"seq": i, "ch": "c", "dir": "c2s" if c2s else "s2c", "json": obj})
+    return d.findings()
+
+
+def test_spec_language() -> None:
+    spec = Union("type", {
+        "a": {"type": None, "n": None, "free": OPEN, "items": [{"k": None}], "models": MapOf({"tokens": None}),
+              "block": Union("type", {"text": {"type": None, "text": None}}, label=False)},
+        "b": Union("subtype", {"x": {"type": None, "subtype": None}}),
+    })
+    ok = {"type": "a", "n": 1, "free": {"anything": {"deep": 1}}, "items": [{"k": 1}, "not an object"],
+          "models": {"m1": {"tokens": 3}}, "block": {"type": "text", "text": "hi"}}
+    assert _check(spec, ok, {"type": "b", "subtype": "x"}) == []
+    found = _check(spec,
+                   {**ok, "new": 1},  # 1: a new top-level field
+                   {**ok, "new": 2, "items": [{"k": 1, "extra": 1}]},  # 2: same field again, one in a list
+                   {**ok, "models": {"m2": {"tokens": 1, "cost": 2}}},  # 3: in a map value
+                   {**ok, "block": {"type": "image"}},  # 4: a new nested type
+                   {"type": "c"},  # 5: a new message type
+                   {"type": "b", "subtype": "y"},  # 6: a new subtype (labelled)
+                   {"no": "type"})  # 7: no type at all
+    got = sorted((f.seq, f.message) for f in found)
+    assert got == [
+        (1, "x: unknown field new in a (2 messages)"),
+        (2, "x: unknown field items[*].extra in a (1 message)"),
+        (3, "x: unknown field models.*.cost in a (1 message)"),
+        (4, "x: unknown block.type 'image' in a (1 message)"),
+        (5, "x: unknown message type 'c' (1 message)"),
+        (6, "x: unknown message type 'b/y' (1 message)"),
+        (7, "x: unknown message type 'None' (1 message)"),
+    ]
+    assert all(f.severity == "info" for f in found)
+    assert open_paths(spec) == ["<a>.free"]
+
+
+def test_strict_findings_are_errors_and_stderr_and_text_are_not_checked() -> None:
+    d = DriftCheck()
+    known = Known(s2c={"a": None})
+    d.check("x", known, {"seq": 1, "ch": "stderr", "dir": "s2c", "json": {"b": 1}})
+    d.check("x", known, {"seq": 2, "ch": "stdout", "dir": "s2c", "text": "not json"})
+    assert d.findings() == []
+    d.check("x", known, {"seq": 3, "ch": "stdout", "dir": "s2c", "json": {"b": 1}})
+    assert [(f.severity, f.rule, f.seq) for f in d.findings(strict=True)] == [("error", "drift", 3)]
+
+
+@pytest.mark.parametrize("name", sorted(DIALECTS))
+def test_dialect_page_lists_what_is_open(name: str) -> None:
+    """Each dialect page has a drift section naming its open subtrees."""
+    page = (REPO / "docs" / "dialects" / f"{name}.md").read_text()
+    assert "## Drift" in page
+    known = DIALECTS[name].known
+    section = page.split("## Drift", 1)[1]
+    for spec in (known.s2c, known.c2s):
+        for path in open_paths(spec):
+            leaf = path.replace("[*]", "").rsplit(".", 1)[-1].split(">")[-1]
+            assert leaf in section, f"{name}: open path {path} not in its page's drift section"
