@@ -196,3 +196,26 @@ def test_dialect_page_lists_what_is_open(name: str) -> None:
         for path in open_paths(spec):
             leaf = path.replace("[*]", "").rsplit(".", 1)[-1].split(">")[-1]
             assert leaf in section, f"{name}: open path {path} not in its page's drift section"
+
+
+def test_messages_before_detection_are_checked_once_the_dialect_is_known(tmp_path: Path) -> None:
+    """A unit whose dialect is told from its second message: the first one is checked too."""
+    from wirecap.capture.writer import CaptureWriter
+
+    src = REPO / "captures" / "imported" / "claude-code-2.1.197-tool-bash-stdout.jsonl"
+    lines = [json.loads(x)["json"] for x in src.read_text().splitlines()
+             if '"type": "msg"' in x or '"type":"msg"' in x]
+    assert lines and lines[0]["type"] == "system"
+    cap = tmp_path / "late.jsonl"
+    with CaptureWriter(cap) as w:
+        w.open("proc", "process", argv=["mystery-agent"], t=0.0)
+        w.open("stdout", "pipe", proc="proc", stream="stdout", t=0.0)
+        w.msg("stdout", "s2c", json.dumps({"type": "hello_from_the_future", "v": 2}), t=0.05)
+        for i, obj in enumerate(lines):
+            w.msg("stdout", "s2c", json.dumps(obj), t=0.1 * (i + 1))
+        w.close_channel("proc", exit_code=0, duration=1.0, t=0.1 * (len(lines) + 1))
+    found = validate_capture(str(cap))
+    drift = [(f.seq, f.message) for f in found if f.rule == "drift"]
+    unparsed = [f.seq for f in found if f.rule == "unparsed"]
+    assert drift == [(3, "claude-code: unknown message type 'hello_from_the_future' (1 message)")]
+    assert unparsed == [3]

@@ -21,6 +21,8 @@ __all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_c
 
 SEVERITIES = (ERROR_SEV, WARNING, INFO)
 UNPARSED_DETAIL = 20  # unparsed findings listed one by one per unit; the rest are summed up
+EARLY_MSGS = 64  # messages of a channel held for the drift check until its unit's dialect is decided
+_UNDECIDED = object()
 
 
 def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -60,6 +62,16 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
 
     events_of = decoding.events
     chan_unit = decoding.chan_unit
+    early: dict[Any, list[dict[str, Any]]] = {}  # channel -> its messages before its unit was decided
+
+    def drift_for(ch: Any) -> Any:
+        """The drift check of a channel (None: not checked), or _UNDECIDED while its unit has no dialect yet."""
+        unit = chan_unit.get(ch)
+        if unit is None or unit.decoder is None:
+            return _UNDECIDED
+        known = DIALECTS[unit.dialect].known if unit.dialect else None
+        return drift.for_channel(unit.dialect, known, ch) if known is not None else None
+
     for rec in records:
         events = events_of(rec)
         if rec.get("type") == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
@@ -67,11 +79,17 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
             try:
                 check = drift_of[ch]
             except KeyError:
-                unit = chan_unit.get(ch)
-                check = None
-                if unit is not None and unit.decoder is not None:
-                    known = DIALECTS[unit.dialect].known if unit.dialect else None
-                    check = drift_of[ch] = drift.for_channel(unit.dialect, known, ch) if known is not None else None
+                check = drift_for(ch)
+                if check is _UNDECIDED:  # checked once its unit's dialect is known
+                    held = early.setdefault(ch, [])
+                    if len(held) < EARLY_MSGS:
+                        held.append(rec)
+                    check = None
+                else:
+                    drift_of[ch] = check
+                    for r in early.pop(ch, ()):
+                        if check is not None:
+                            check(r)
             except TypeError:  # an unhashable ch: the decoder already said what it thinks
                 check = None
             if check is not None:
@@ -82,6 +100,11 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
                     note([ev])
     for _unit, events in decoding.finish():
         note(events)
+    for ch, held in early.items():  # units decided only at the end of the stream
+        check = drift_for(ch)
+        if check is not None and check is not _UNDECIDED:
+            for r in held:
+                check(r)
     for ch, n in unparsed.items():
         if n > UNPARSED_DETAIL:
             found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))

@@ -127,61 +127,65 @@ def open_paths(spec: Any, path: str = "") -> list[str]:
 
 
 # --- compiling a spec into checkers ------------------------------------------------------------------
-# A checker is `check(value, label, report)`; `report(kind, label, path, detail)` counts one drift.
+# A checker is `check(value, report)`; `report(kind, label, path, detail)` counts one drift. Paths and
+# message-type labels are fixed when compiling (every union variant compiles its own subtree), so a
+# check builds no string unless something is unknown.
 Report = Callable[[str, str, str, str], None]
-Checker = Callable[[Any, str, Report], None]
+Checker = Callable[[Any, Report], None]
 
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def compile_spec(spec: Any, path: str = "") -> Checker | None:
-    """A checker for `spec` at `path`, or None when nothing under it is ever looked at."""
+def compile_spec(spec: Any, path: str = "", label: str = "") -> Checker | None:
+    """A checker for `spec` at `path` inside message type `label`, or None when nothing under it is
+    ever looked at."""
     if spec is None or spec is OPEN:
         return None
     if isinstance(spec, dict):
-        return _compile_object(spec, path)
+        return _compile_object(spec, path, label)
     if isinstance(spec, list):
         if not spec:
             return None
-        item = compile_spec(spec[0], f"{path}[*]")
+        item = compile_spec(spec[0], f"{path}[*]", label)
         if item is None:
             return None
 
-        def check_list(v: Any, label: str, report: Report) -> None:
+        def check_list(v: Any, report: Report) -> None:
             if v.__class__ is list:
                 for x in v:
-                    item(x, label, report)
+                    item(x, report)
 
         return check_list
     if isinstance(spec, MapOf):
-        value = compile_spec(spec.value, f"{path}.*" if path else "*")
+        value = compile_spec(spec.value, f"{path}.*" if path else "*", label)
         if value is None:
             return None
 
-        def check_map(v: Any, label: str, report: Report) -> None:
+        def check_map(v: Any, report: Report) -> None:
             if v.__class__ is dict:
                 for x in v.values():
-                    value(x, label, report)
+                    value(x, report)
 
         return check_map
     if isinstance(spec, Union):
-        return _compile_union(spec, path)
+        return _compile_union(spec, path, label)
     raise TypeError(f"not a drift spec at {path or 'the top'}: {spec!r}")
 
 
-def _object_parts(spec: dict[str, Any], path: str) -> tuple[frozenset[str], tuple[tuple[str, Checker], ...]]:
-    """An object spec's known keys and the checkers of the children worth looking into."""
-    children = tuple((k, c) for k, c in ((k, compile_spec(v, _join(path, k))) for k, v in spec.items())
+def _object_parts(spec: dict[str, Any], path: str,
+                  label: str) -> tuple[frozenset[str], tuple[tuple[str, Checker], ...], str, str]:
+    """An object spec's known keys, the checkers of the children worth looking into, path, label."""
+    children = tuple((k, c) for k, c in ((k, compile_spec(v, _join(path, k), label)) for k, v in spec.items())
                      if c is not None)
-    return frozenset(spec), children
+    return frozenset(spec), children, path, label
 
 
-def _compile_object(spec: dict[str, Any], path: str) -> Checker:
-    keys, children = _object_parts(spec, path)
+def _compile_object(spec: dict[str, Any], path: str, label: str) -> Checker:
+    keys, children, _, _ = _object_parts(spec, path, label)
 
-    def check_object(v: Any, label: str, report: Report) -> None:
+    def check_object(v: Any, report: Report) -> None:
         if v.__class__ is not dict:
             return
         if not keys.issuperset(v):
@@ -191,32 +195,33 @@ def _compile_object(spec: dict[str, Any], path: str) -> Checker:
         for k, c in children:
             x = v.get(k)
             if x is not None:
-                c(x, label, report)
+                c(x, report)
 
     return check_object
 
 
-def _compile_union(spec: Union, path: str) -> Checker:
+def _compile_union(spec: Union, path: str, label: str) -> Checker:
     key = spec.key
     labelled = spec.label
-    # Per value: (known keys, children, path) of an object variant, checked inline (one call less per
-    # level: this is the hot path), or a checker (a nested union), or None (open). A labelled union
-    # names the message type, so its variants' paths need no `<value>` mark.
+    # Per value: the parts of an object variant, checked inline (one call less per level: this is the
+    # hot path), or a checker (a nested union), or None (open). A labelled union names the message
+    # type, so its variants' paths need no `<value>` mark.
     table: dict[Any, Any] = {}
     for value, sub in spec.variants.items():
         at = path if labelled else f"{path}<{value}>"
-        table[value] = (*_object_parts(sub, at), at) if isinstance(sub, dict) else compile_spec(sub, at)
-    missing = compile_spec(spec.missing, path) if spec.missing is not None else None
+        named = (f"{label}/{value}" if label else value) if labelled else label
+        table[value] = _object_parts(sub, at, named) if isinstance(sub, dict) else compile_spec(sub, at, named)
+    missing = compile_spec(spec.missing, path, label) if spec.missing is not None else None
     has_missing = spec.missing is not None
     where = _join(path, key)
 
-    def check_union(v: Any, label: str, report: Report) -> None:
+    def check_union(v: Any, report: Report) -> None:
         if v.__class__ is not dict:
             return
         t = v.get(key)
         if t is None and has_missing and key not in v:
             if missing is not None:
-                missing(v, label, report)
+                missing(v, report)
             return
         try:
             c = table[t]
@@ -227,24 +232,31 @@ def _compile_union(spec: Union, path: str) -> Checker:
             else:
                 report("value", label, where, t)
             return
-        if c is None:
-            return
-        if labelled:
-            label = f"{label}/{t}" if label else t
         if c.__class__ is tuple:
-            keys, children, at = c
+            keys, children, at, named = c
             if not keys.issuperset(v):
                 for k in v:
                     if k not in keys:
-                        report("field", label, _join(at, str(k)), "")
+                        report("field", named, _join(at, str(k)), "")
             for k, cc in children:
                 x = v.get(k)
                 if x is not None:
-                    cc(x, label, report)
-        else:
-            c(v, label, report)
+                    cc(x, report)
+        elif c is not None:
+            c(v, report)
 
     return check_union
+
+
+_COMPILED: dict[int, tuple[Known, Checker | None, Checker | None]] = {}
+
+
+def compiled(known: Known) -> tuple[Checker | None, Checker | None]:
+    """The (s2c, c2s) checkers of a declaration, compiled once per process (declarations are constants)."""
+    got = _COMPILED.get(id(known))
+    if got is None or got[0] is not known:
+        got = _COMPILED[id(known)] = (known, compile_spec(known.s2c), compile_spec(known.c2s, label=known.c2s_name))
+    return got[1], got[2]
 
 
 @dataclass(slots=True)
@@ -258,62 +270,46 @@ class _Seen:
 class DriftCheck:
     """Counts the drift of one capture's messages against each dialect's `Known` (sans-I/O).
 
-    `check(dialect, known, rec)` per message record; `findings(strict)` at the end: severity `info`,
-    or `error` when `strict` (`validate --strict-schema`).
+    `check(dialect, known, rec)` per message record (or `for_channel` once, then its result per
+    record); `findings(strict)` at the end: severity `info`, or `error` when `strict`
+    (`validate --strict-schema`).
     """
 
     seen: dict[tuple[str, str, str, str, str], _Seen] = field(default_factory=dict)
-    _compiled: dict[int, tuple[Checker | None, Checker | None]] = field(default_factory=dict)
-    _rec: dict[str, Any] | None = None
-    _dialect: str = ""
-
-    def checkers(self, known: Known) -> tuple[Checker | None, Checker | None]:
-        got = self._compiled.get(id(known))
-        if got is None:
-            got = self._compiled[id(known)] = compiled(known)
-        return got
 
     def check(self, dialect: str, known: Known, rec: dict[str, Any]) -> None:
         """Check one msg record of a unit decoded as `dialect` (non-JSON payloads are not drift)."""
-        obj = rec.get("json")
-        if obj.__class__ is not dict or known.skip_channel(rec.get("ch")):
-            return
-        s2c, c2s = self.checkers(known)
-        c = c2s if rec.get("dir") == "c2s" else s2c
-        if c is None:
-            return
-        self._rec = rec
-        self._dialect = dialect
-        c(obj, known.c2s_name if c is c2s else "", self._report)
+        c = self.for_channel(dialect, known, rec.get("ch"))
+        if c is not None:
+            c(rec)
 
     def for_channel(self, dialect: str, known: Known, ch: Any) -> Callable[[dict[str, Any]], None] | None:
-        """`check` bound to one channel of a unit decoded as `dialect` (the hot path of validate: the
-        spec is chosen once per channel and direction), or None when the channel is not checked."""
+        """`check` bound to one channel of a unit decoded as `dialect` (the hot path of validate), or
+        None when the channel is not checked (stderr)."""
         if known.skip_channel(ch):
             return None
-        s2c, c2s = self.checkers(known)
-        report = self._report
-        name = known.c2s_name
+        s2c, c2s = compiled(known)
+        seen = self.seen
+        current: list[dict[str, Any]] = [{}]
+
+        def report(kind: str, label: str, path: str, detail: str) -> None:
+            key = (dialect, kind, label, path, detail)
+            s = seen.get(key)
+            if s is None:
+                rec = current[0]
+                seen[key] = _Seen(1, rec.get("seq"), rec.get("ch"))
+            else:
+                s.count += 1
 
         def check(rec: dict[str, Any]) -> None:
             obj = rec.get("json")
             if obj.__class__ is dict:
                 c = c2s if rec.get("dir") == "c2s" else s2c
                 if c is not None:
-                    self._rec = rec
-                    self._dialect = dialect
-                    c(obj, name if c is c2s else "", report)
+                    current[0] = rec
+                    c(obj, report)
 
         return check
-
-    def _report(self, kind: str, label: str, path: str, detail: str) -> None:
-        rec = self._rec or {}
-        key = (self._dialect, kind, label, path, detail)
-        s = self.seen.get(key)
-        if s is None:
-            self.seen[key] = _Seen(1, rec.get("seq"), rec.get("ch"))
-        else:
-            s.count += 1
 
     def findings(self, strict: bool = False) -> list[Finding]:
         sev = ERROR_SEV if strict else INFO
@@ -328,11 +324,6 @@ class DriftCheck:
                 what = f"unknown field {path}" + (f" in {label}" if label else "")
             out.append(Finding(sev, "drift", f"{dialect}: {what} ({n})", s.seq, s.ch))
         return out
-
-
-def compiled(known: Known) -> tuple[Checker | None, Checker | None]:
-    """The (s2c, c2s) checkers of a declaration (compiled once per `DriftCheck`)."""
-    return compile_spec(known.s2c), compile_spec(known.c2s)
 
 
 def check_messages(dialect: str, known: Known, records: Iterable[dict[str, Any]], strict: bool = False) -> list[Finding]:
