@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_wirecap
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wirecap.analysis.validate import validate_capture
 from wirecap.dialects import DIALECTS
@@ -219,3 +221,30 @@ def test_messages_before_detection_are_checked_once_the_dialect_is_known(tmp_pat
     unparsed = [f.seq for f in found if f.rule == "unparsed"]
     assert drift == [(3, "claude-code: unknown message type 'hello_from_the_future' (1 message)")]
     assert unparsed == [3]
+
+
+def _json_values():
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8) | st.sampled_from(
+        ["text", "assistant", "system", "init", "stream_event", "content_block_delta", "text_delta", "action",
+         "response-chunk", "item.completed", "step_finish", "chat.completion.chunk", "response.completed", "event"])
+    keys = st.text(max_size=6) | st.sampled_from(["type", "subtype", "event", "delta", "message", "content", "data",
+                                                  "item", "part", "choices", "kind", "chunk", "response", "usage"])
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=4),
+                        max_leaves=20)
+
+
+@pytest.mark.parametrize("name", sorted(DIALECTS))
+def test_any_json_is_checked_without_raising(name: str) -> None:
+    """Untrusted JSON of any shape: the check never raises, and each finding names this dialect."""
+    known = DIALECTS[name].known
+
+    @settings(max_examples=60, deadline=None)
+    @given(objs=st.lists(_json_values(), max_size=5), c2s=st.booleans())
+    def run(objs: list, c2s: bool) -> None:
+        d = DriftCheck()
+        for i, obj in enumerate(objs, 1):
+            d.check(name, known, {"seq": i, "ch": "c", "dir": "c2s" if c2s else "s2c", "json": obj})
+        found = d.findings()
+        assert all(f.rule == "drift" and f.message.startswith(f"{name}: ") and 1 <= f.seq <= len(objs) for f in found)
+
+    run()
