@@ -248,3 +248,23 @@ def test_any_json_is_checked_without_raising(name: str) -> None:
         assert all(f.rule == "drift" and f.message.startswith(f"{name}: ") and 1 <= f.seq <= len(objs) for f in found)
 
     run()
+
+
+LAB_FIXTURES = {
+    "claude-code-think-partial": "claude-code", "claude-code-tool-read-partial": "claude-code",
+    "claude-code-http-error": "claude-code", "claude-code-sse-error-partial": "claude-code",
+    "claude-code-stdin-stream-json": "claude-code", "codebuddy-tool-partial": "codebuddy",
+    "codebuddy-stdin-stream-json": "codebuddy", "codex-tool": "codex-exec", "opencode-tool": "opencode",
+    "codebuff-sdk-0.10.7-tool": "codebuff-events",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAB_FIXTURES))
+def test_no_drift_on_lab_variants(name: str) -> None:
+    """Real stdout of each client in the variants the shipped captures lack (tests/fixtures/drift/README.md)."""
+    found = validate_capture(str(REPO / "tests" / "fixtures" / "drift" / f"{name}.jsonl"), dialect=LAB_FIXTURES[name])
+    assert [f for f in found if f.rule in ("drift", "unparsed")] == []
+
+
+def test_lab_fixture_list_is_complete() -> None:
+    assert {p.stem for p in (REPO / "tests" / "fixtures" / "drift").glob("*.jsonl")} == set(LAB_FIXTURES)
