@@ -157,7 +157,7 @@ def test_spec_language() -> None:
     assert _check(spec, ok, {"type": "b", "subtype": "x"}) == []
     found = _check(spec,
                    {**ok, "new": 1},  # 1: a new top-level field
-                   {**ok, "new": 2, "items": [{"k": 1, "extra": 1}]},  # 2: same field again, one in a list
+                   {**ok, "new": 2, "items": [{"k": 1, "extra": 1}, {"extra": 2}]},  # 2: again; twice in a list
                    {**ok, "models": {"m2": {"tokens": 1, "cost": 2}}},  # 3: in a map value
                    {**ok, "block": {"type": "image"}},  # 4: a new nested type
                    {"type": "c"},  # 5: a new message type

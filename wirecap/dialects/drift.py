@@ -9,6 +9,7 @@ declaration and counts what is new:
   not know: one finding per (dialect, message type), with the first seq and how many;
 - a field the dialect does not know: one finding per (dialect, message type, field path).
 
+Only names are checked, not the types of values (a number that becomes a string is not drift).
 Free-form content (tool inputs and outputs, JSON schemas of tools, prompts, model text, session state
 blobs, free metadata) is declared `OPEN` and never looked into: a new key there is the user's or the
 model's business, not drift. Each dialect page in docs/dialects/ lists what is open.
@@ -32,7 +33,7 @@ Spec language (plain Python values, so the tables read like the JSON they descri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,9 +262,10 @@ def compiled(known: Known) -> tuple[Checker | None, Checker | None]:
 
 @dataclass(slots=True)
 class _Seen:
-    count: int
+    count: int  # messages, not occurrences: three list items with the same new field count once
     seq: int | None
     ch: str | None
+    last: dict[str, Any]  # the latest record counted
 
 
 @dataclass(slots=True)
@@ -295,11 +297,12 @@ class DriftCheck:
         def report(kind: str, label: str, path: str, detail: str) -> None:
             key = (dialect, kind, label, path, detail)
             s = seen.get(key)
+            rec = current[0]
             if s is None:
-                rec = current[0]
-                seen[key] = _Seen(1, rec.get("seq"), rec.get("ch"))
-            else:
+                seen[key] = _Seen(1, rec.get("seq"), rec.get("ch"), rec)
+            elif s.last is not rec:
                 s.count += 1
+                s.last = rec
 
         def check(rec: dict[str, Any]) -> None:
             obj = rec.get("json")
@@ -326,13 +329,4 @@ class DriftCheck:
         return out
 
 
-def check_messages(dialect: str, known: Known, records: Iterable[dict[str, Any]], strict: bool = False) -> list[Finding]:
-    """Drift findings of some msg records all decoded as `dialect` (a convenience for tests and tools)."""
-    d = DriftCheck()
-    for rec in records:
-        if rec.get("type") == "msg":
-            d.check(dialect, known, rec)
-    return d.findings(strict)
-
-
-__all__ = ["OPEN", "DriftCheck", "Known", "MapOf", "Union", "check_messages", "compile_spec", "extend", "open_paths"]
+__all__ = ["OPEN", "DriftCheck", "Known", "MapOf", "Union", "compile_spec", "extend", "open_paths"]
