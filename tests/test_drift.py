@@ -268,3 +268,66 @@ def test_no_drift_on_lab_variants(name: str) -> None:
 
 def test_lab_fixture_list_is_complete() -> None:
     assert {p.stem for p in (REPO / "tests" / "fixtures" / "drift").glob("*.jsonl")} == set(LAB_FIXTURES)
+
+
+def _lab() -> Path | None:
+    import os
+
+    for cand in (os.environ.get("WIRECAP_LAB"), str(REPO / ".lab")):
+        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
+            return Path(cand)
+    return None
+
+
+@pytest.mark.realclient
+@pytest.mark.skipif(_lab() is None, reason="lab not installed (no node_modules/.bin/claude)")
+@pytest.mark.parametrize(("mode", "prompt", "extra"), [
+    ("think", "say hello", []),
+    ("tool_bash", "run echo hi", ["--allowedTools", "Bash(echo:*)"]),
+])
+def test_fresh_claude_run_passes_strict_schema(tmp_path: Path, mode: str, prompt: str, extra: list[str]) -> None:
+    """The CI guard: a fresh recording of the real CLI (stdout with partial messages, and its SSE
+    exchange) has no drift, so `validate --strict-schema` passes until the stream changes."""
+    import subprocess
+    import sys
+    import time
+
+    lab = _lab()
+    assert lab is not None
+    fake = REPO / "tests" / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
+    pf = tmp_path / "fake.port"
+    fake_proc = subprocess.Popen([sys.executable, str(fake), "--mode", mode, "--log", str(tmp_path / "fake.jsonl"),
+                                  "--portfile", str(pf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not (pf.exists() and pf.read_text().strip()):
+            assert time.monotonic() < deadline and fake_proc.poll() is None, "fake server did not start"
+            time.sleep(0.1)
+        port = int(pf.read_text())
+        (tmp_path / "home").mkdir()
+        (tmp_path / "work").mkdir()
+        env = {"HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant-fake-0000000000000000",
+               "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+               "TERM": "dumb"}
+        cap = tmp_path / "claude.jsonl"
+        res = run_wirecap("record", "-o", str(cap), "--reverse", f"http://127.0.0.1:{port}",
+                          "--base-url-env", "ANTHROPIC_BASE_URL", "--",
+                          str(lab / "node_modules" / ".bin" / "claude"), "-p", prompt, "--output-format", "stream-json",
+                          "--verbose", "--include-partial-messages", *extra, timeout=180, cwd=str(tmp_path / "work"), env=env)
+    finally:
+        fake_proc.terminate()
+        fake_proc.wait(10)
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    out = run_wirecap("validate", str(cap), "--strict-schema", "--json")
+    found = json.loads(out.stdout)
+    assert [f for f in found if f["rule"] in ("drift", "unparsed")] == []
+    assert out.returncode == 0, found
+    from wirecap.capture.reader import CaptureReader
+    from wirecap.dialects import Decoding
+
+    decoding = Decoding()  # both sides were checked: the stdout stream and the SSE exchange
+    with CaptureReader(str(cap)) as reader:
+        for rec in reader:
+            decoding.feed(rec)
+    decoding.finish()
+    assert {"claude-code", "anthropic-sse"} <= {u.dialect for u in decoding.units.values()}
