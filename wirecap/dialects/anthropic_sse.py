@@ -170,9 +170,9 @@ DIALECT = Dialect(
     name="anthropic-sse",
     transport="http",
     decoder=AnthropicSseDecoder,
+    known=_known(),
     summary="Anthropic Messages API (POST /v1/messages), request + SSE events",
     volatile=("message.id", "id", "content_block.id", "metadata.user_id", "**.tool_use_id", "content[*].id",
               "messages[*].content[*].id", "system[*].cache_control"),
-    known=_known(),
     rules=RULES,
 )

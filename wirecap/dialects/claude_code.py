@@ -603,10 +603,10 @@ DIALECT = Dialect(
     name="claude-code",
     transport="pipe",
     decoder=ClaudeCodeDecoder,
+    known=_known(),
     summary="Claude Code stream-json (stdout, and stdin with --input-format stream-json)",
     volatile=_VOLATILE,
     rules=RULES,
-    known=_known(),
 )
 
 __all__ = ["ClaudeCodeDecoder", "DIALECT", "STATUS", "result_text", "usage_fields"]

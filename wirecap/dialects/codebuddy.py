@@ -47,8 +47,8 @@ DIALECT = Dialect(
     name="codebuddy",
     transport="pipe",
     decoder=CodeBuddyDecoder,
+    known=_known(),
     summary="CodeBuddy Code stream-json (Claude-compatible; real per-message usage)",
     volatile=(*_VOLATILE, "__timestamp", "_requestId", "id", "snapshot.messageId"),
     rules=RULES,
-    known=_known(),
 )

@@ -180,9 +180,9 @@ DIALECT = Dialect(
     name="codebuff-events",
     transport="pipe",
     decoder=CodebuffEventsDecoder,
+    known=_known(),
     summary="Codebuff CLI/SDK print-mode events (JSONL on stdout)",
     volatile=("ms", "sessionStateKeys", "**.sentAt", "**.toolCallId", "event.toolCallId"),
-    known=_known(),
     rules=(
         ("cbe-missing-finish", ERROR_SEV, "a start event whose finish never came"),
         ("cbe-error-event", ERROR_SEV, "an error event"),

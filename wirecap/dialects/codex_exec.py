@@ -156,9 +156,9 @@ DIALECT = Dialect(
     name="codex-exec",
     transport="pipe",
     decoder=CodexExecDecoder,
+    known=_known(),
     summary="Codex CLI exec --json events (JSONL on stdout)",
     volatile=("thread_id", "item.id"),
-    known=_known(),
     rules=(
         ("codex-missing-turn-end", ERROR_SEV, "turn.started without turn.completed / turn.failed"),
         ("codex-item-unfinished", ERROR_SEV, "an item.started tool item never completed"),

@@ -177,9 +177,9 @@ DIALECT = Dialect(
     name="openai-chat-sse",
     transport="http",
     decoder=OpenAIChatDecoder,
+    known=_known(),
     summary="OpenAI Chat Completions (POST .../chat/completions), request + SSE chunks",
     volatile=("id", "created", "system_fingerprint", "choices[*].delta.tool_calls[*].id", "**.tool_call_id",
               "messages[*].tool_calls[*].id", "user", "metadata"),
-    known=_known(),
     rules=RULES,
 )

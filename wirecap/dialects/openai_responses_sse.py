@@ -182,9 +182,9 @@ DIALECT = Dialect(
     name="openai-responses-sse",
     transport="http",
     decoder=OpenAIResponsesDecoder,
+    known=_known(),
     summary="OpenAI Responses API (POST .../responses), request + SSE events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
               "prompt_cache_key", "**.call_id", "client_metadata"),
-    known=_known(),
     rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
 )

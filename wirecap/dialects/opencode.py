@@ -131,9 +131,9 @@ DIALECT = Dialect(
     name="opencode",
     transport="pipe",
     decoder=OpencodeDecoder,
+    known=_known(),
     summary="opencode run --format json events (JSONL on stdout)",
     volatile=("timestamp", "sessionID", "part.id", "part.messageID", "part.sessionID", "part.time", "part.callID"),
-    known=_known(),
     rules=(
         ("opencode-missing-step-finish", ERROR_SEV, "a step_start without its step_finish"),
         ("opencode-error", ERROR_SEV, "an error event"),
