@@ -167,12 +167,24 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         if obj.get("type") == "message" and obj.get("role") == "assistant":
             return "JSON Anthropic message body"
     return None
+# --- drift (rule `drift`): the stream events and bodies this dialect knows (shapes in anthropic_known.py);
+# of a request only the top-level fields are checked (messages, system prompt and tools are open).
+def _known() -> Any:
+    from wirecap.dialects.anthropic_known import EVENTS, MESSAGE
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    request = {"model": None, "messages": OPEN, "system": OPEN, "tools": OPEN, "tool_choice": OPEN, "max_tokens": None,
+               "stream": None, "metadata": OPEN, "thinking": OPEN, "temperature": None, "top_p": None, "top_k": None,
+               "stop_sequences": None, "context_management": OPEN, "output_config": OPEN, "container": None,
+               "mcp_servers": OPEN, "service_tier": None}
+    return Known(c2s=request, c2s_name="request", s2c=Union("type", {**EVENTS, "message": MESSAGE}, missing=OPEN))
 
 
 DIALECT = Dialect(
     name="anthropic-sse",
     transport="http",
     decoder=AnthropicSseDecoder,
+    known=_known(),
     summary="Anthropic Messages API (POST /v1/messages), request + SSE events",
     volatile=("message.id", "id", "content_block.id", "metadata.user_id", "**.tool_use_id", "content[*].id",
               "messages[*].content[*].id", "system[*].cache_control"),

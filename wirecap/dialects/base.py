@@ -74,6 +74,7 @@ class Dialect:
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
     sniff: Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None] | None = None
     priority: int = 100
+    known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
 
 
 # --- what sniffs read ----------------------------------------------------------------------------------

@@ -643,11 +643,74 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     lines: its own sniff comes first (lower priority number)."""
     return claude_lines(msgs) or by_argv(open_record, msgs, ("claude", "claude-code"), "Claude Code")
 
+# --- drift (rule `drift`, wirecap/dialects/drift.py): the lines and fields this dialect knows -------------
+# From the shipped captures, the public samples and lab runs of Claude Code 2.1.197 (text, tool_bash,
+# tool_read, think, http_error, sse_error; with and without --include-partial-messages; stdin
+# stream-json with the control protocol). A `system` or `result` subtype names the message type.
+def known_lines(every: dict[str, Any] | None = None, tool_result_extra: dict[str, Any] | None = None,
+                types: dict[str, Any] | None = None) -> Any:
+    """The known shape of a stream-json line; CodeBuddy adds `every` field to each line, fields to
+    its tool results and line `types` of its own."""
+    from wirecap.dialects.anthropic_known import EVENTS, MESSAGE, MODEL_USAGE, USAGE, user_blocks
+    from wirecap.dialects.drift import OPEN, Union, extend
+
+    ids = {"type": None, "subtype": None, "session_id": None, "uuid": None}
+    result = {**ids, "is_error": None, "duration_ms": None, "duration_api_ms": None, "num_turns": None,
+              "result": None, "total_cost_usd": None, "usage": USAGE, "modelUsage": MODEL_USAGE,
+              "permission_denials": OPEN, "errors": OPEN, "structured_output": OPEN, "api_error_status": None,
+              "fast_mode_state": None, "stop_reason": None, "terminal_reason": None, "time_to_request_ms": None,
+              "ttft_ms": None, "ttft_stream_ms": None}
+    lines = Union("type", {
+        "system": Union("subtype", {
+            "init": {**ids, "cwd": None, "tools": OPEN, "mcp_servers": OPEN, "model": None, "permissionMode": None,
+                     "slash_commands": OPEN, "apiKeySource": None, "claude_code_version": None, "output_style": None,
+                     "agents": OPEN, "skills": OPEN, "plugins": OPEN, "analytics_disabled": None,
+                     "product_feedback_disabled": None, "fast_mode_state": None, "memory_paths": OPEN},
+            "status": {**ids, "status": None, "permissionMode": None},
+            "api_retry": {**ids, "attempt": None, "max_retries": None, "retry_delay_ms": None, "error_status": None,
+                          "error": OPEN},
+            "thinking_tokens": {**ids, "estimated_tokens": None, "estimated_tokens_delta": None},
+        }),
+        "assistant": {"type": None, "message": MESSAGE, "parent_tool_use_id": None, "session_id": None, "uuid": None,
+                      "error": None, "request_id": None},
+        "user": {"type": None, "message": {"role": None, "content": [user_blocks(**(tool_result_extra or {}))]},
+                 "parent_tool_use_id": None, "session_id": None, "uuid": None, "timestamp": None,
+                 "tool_use_result": OPEN, "isSynthetic": None, "isReplay": None},
+        "result": Union("subtype", dict.fromkeys(
+            ("success", "error_max_turns", "error_during_execution", "error_max_budget_usd",
+             "error_max_structured_output_retries"), result)),
+        "stream_event": {"type": None, "event": Union("type", EVENTS), "parent_tool_use_id": None,
+                         "session_id": None, "uuid": None, "ttft_ms": None},
+        "control_request": {"type": None, "request_id": None, "request": Union("subtype", {
+            "can_use_tool": {"subtype": None, "tool_name": None, "input": OPEN, "tool_use_id": None,
+                             "permission_suggestions": OPEN, "blocked_path": None, "decision_reason": None},
+            "set_permission_mode": {"subtype": None, "mode": None},
+            "set_model": {"subtype": None, "model": None},
+            "interrupt": {"subtype": None},
+            "initialize": OPEN,
+            "hook_callback": OPEN,
+            "mcp_message": OPEN,
+        }, label=False)},
+        "control_response": {"type": None, "response": {"subtype": None, "request_id": None, "response": OPEN,
+                                                        "error": None}},
+        "control_cancel_request": {"type": None, "request_id": None},
+        "keep_alive": {"type": None},
+    })
+    return extend(lines, every, types)
+
+
+def _known() -> Any:
+    from wirecap.dialects.drift import Known
+
+    lines = known_lines()
+    return Known(s2c=lines, c2s=lines)
+
 
 DIALECT = Dialect(
     name="claude-code",
     transport="pipe",
     decoder=ClaudeCodeDecoder,
+    known=_known(),
     summary="Claude Code stream-json (stdout, and stdin with --input-format stream-json)",
     volatile=_VOLATILE,
     rules=RULES,
@@ -656,3 +719,4 @@ DIALECT = Dialect(
 )
 
 __all__ = ["ClaudeCodeDecoder", "DIALECT", "STATUS", "result_text", "usage_fields"]
+

@@ -49,12 +49,25 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     if marks and claude_lines(msgs):
         return f"Claude-style stream-json with CodeBuddy {marks[0]}"
     return by_argv(open_record, msgs, ("codebuddy", "codebuddy-code"), "CodeBuddy Code")
+# --- drift (rule `drift`): Claude Code's lines plus CodeBuddy's own (seen in CodeBuddy 2.117.0, text and
+# tool runs, with and without --include-partial-messages).
+def _known() -> Any:
+    from wirecap.dialects.claude_code import known_lines
+    from wirecap.dialects.drift import OPEN, Known
+
+    every = {"__timestamp": None, "_requestId": None}
+    lines = known_lines(every, {"_meta": OPEN}, {
+        "file-history-snapshot": {"type": None, "id": None, "timestamp": None, "isSnapshotUpdate": None,
+                                  "snapshot": {"messageId": None, "trackedFileBackups": OPEN, "timestamp": None}},
+    })
+    return Known(s2c=lines, c2s=lines)
 
 
 DIALECT = Dialect(
     name="codebuddy",
     transport="pipe",
     decoder=CodeBuddyDecoder,
+    known=_known(),
     summary="CodeBuddy Code stream-json (Claude-compatible; real per-message usage)",
     volatile=(*_VOLATILE, "__timestamp", "_requestId", "id", "snapshot.messageId"),
     rules=RULES,

@@ -112,12 +112,36 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         if obj.get("type") in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
             return f"opencode event {obj['type']!r} with a part"
     return by_argv(open_record, msgs, ("opencode", "opencode-ai"), "opencode")
+# --- drift (rule `drift`): the events and parts this dialect knows (opencode 1.18.33 text and tool runs).
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    ids = {"id": None, "type": None, "messageID": None, "sessionID": None}
+    text = {**ids, "text": None, "time": None, "synthetic": None, "metadata": OPEN}
+    part = Union("type", {
+        "step-start": {**ids, "snapshot": None},
+        "text": text,
+        "reasoning": text,
+        "tool": {**ids, "callID": None, "tool": None, "metadata": OPEN,
+                 "state": {"status": None, "input": OPEN, "output": OPEN, "metadata": OPEN, "time": None, "title": None,
+                           "error": OPEN, "raw": OPEN, "attachments": OPEN}},
+        "step-finish": {**ids, "snapshot": None, "reason": None, "cost": None,
+                        "tokens": {"input": None, "output": None, "reasoning": None, "total": None,
+                                   "cache": {"read": None, "write": None}}},
+    }, label=False)
+    event = {"type": None, "timestamp": None, "sessionID": None, "part": part}
+    events = Union("type", {
+        **dict.fromkeys(("step_start", "text", "reasoning", "tool_use", "step_finish"), event),
+        "error": {"type": None, "timestamp": None, "sessionID": None, "error": {"name": None, "data": OPEN, "message": None}},
+    })
+    return Known(s2c=events)
 
 
 DIALECT = Dialect(
     name="opencode",
     transport="pipe",
     decoder=OpencodeDecoder,
+    known=_known(),
     summary="opencode run --format json events (JSONL on stdout)",
     volatile=("timestamp", "sessionID", "part.id", "part.messageID", "part.sessionID", "part.time", "part.callID"),
     rules=(
