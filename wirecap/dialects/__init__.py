@@ -19,10 +19,12 @@ from urllib.parse import urlsplit
 from wirecap.dialects import (
     anthropic_sse,
     claude_code,
+    claude_session,
     codebuddy,
     codebuff_events,
     codebuff_ws,
     codex_exec,
+    codex_rollout,
     openai_chat_sse,
     openai_responses_sse,
     opencode,
@@ -43,6 +45,8 @@ DIALECTS: dict[str, Dialect] = {
         anthropic_sse,
         openai_chat_sse,
         openai_responses_sse,
+        claude_session,
+        codex_rollout,
     )
 }
 
@@ -166,6 +170,11 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
             return hint, f"the open record names dialect {hint!r}"
         why.append(f"dialect hint {hint!r} is not a known dialect")
     kind = o.get("kind")
+    for d in sorted(DIALECTS.values(), key=lambda d: d.priority):  # each dialect's own sniff first
+        if d.sniff is not None and _TRANSPORT_OF_KIND.get(str(kind), d.transport) == d.transport:
+            found = d.sniff(open_record, first_msgs[:8])
+            if found:
+                return d.name, found
     if kind in ("ws", "http"):
         url = o.get("url") if isinstance(o.get("url"), str) else ""
         try:

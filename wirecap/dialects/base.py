@@ -60,6 +60,10 @@ class Dialect:
     summary: str
     volatile: tuple[str, ...] = ()
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
+    # Detection: given a unit's open record (or None) and its first up-to-8 msg records, a short reason
+    # when the unit is this dialect, else None; never raises. Asked in ascending `priority`.
+    sniff: Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None] | None = None
+    priority: int = 100
 
 
 def raw_payload(rec: dict[str, Any]) -> Any:
