@@ -165,11 +165,14 @@ def guess_dialect(first: list[Any]) -> str | None:
 
 
 def _session_kind(obj: dict[str, Any]) -> str | None:
-    """`claude-session` / `codex-rollout` when a JSON line is one of those files' lines (else None)."""
+    """`claude-session` / `codex-rollout` when a JSON line is one of those files' lines (else None).
+
+    The same keys the dialects' sniffs look at (`wirecap.dialects.claude_session` / `codex_rollout`);
+    kept here too because the capture layer does not import the decoders."""
     t = obj.get("type")
-    if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("timestamp"), str):
+    if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t == "last-prompt"):
         return "claude-session"
-    if t == "summary" and isinstance(obj.get("leafUuid"), str):
+    if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
         return "claude-session"
     if isinstance(t, str) and t in _ROLLOUT_TYPES and isinstance(obj.get("payload"), dict) and "timestamp" in obj:
         return "codex-rollout"

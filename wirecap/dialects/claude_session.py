@@ -41,12 +41,14 @@ from wirecap.events import (
 # Bookkeeping lines: kept as status items (what they say is in `data`), never a reason for a finding.
 _NOTE_TYPES = frozenset(("queue-operation", "attachment", "last-prompt", "mode", "summary",
                          "file-history-snapshot", "custom-title", "progress"))
+_UNTIMED = frozenset(("last-prompt", "mode", "custom-title"))  # session lines written without a timestamp
 _TOOL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
 _SESSION_KEYS = ("sessionId", "timestamp")
 
 
 def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> str | None:
-    """A session-file line: `sessionId` (camelCase) with a `timestamp`, or a `summary` with a `leafUuid`.
+    """A session-file line: `sessionId` (camelCase) with a `timestamp` (or on a bookkeeping line such as
+    `last-prompt`, `mode`), or a `summary` / `last-prompt` with a `leafUuid`.
 
     Stream-json lines say `session_id` and carry no `timestamp`; opencode says `sessionID`; so these
     keys are the session file's own.
@@ -57,12 +59,12 @@ def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> st
             if not isinstance(obj, dict) or str(rec.get("ch", ""))[:6] == "stderr":
                 continue
             t = obj.get("type")
-            if not isinstance(t, str):
+            if not isinstance(t, str) or "__timestamp" in obj or "session_id" in obj:  # CodeBuddy / stream-json
                 continue
-            if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("timestamp"), str):
-                return f"a {t!r} line with sessionId and timestamp (Claude Code session file)"
-            if t == "summary" and isinstance(obj.get("leafUuid"), str):
-                return "a 'summary' line with leafUuid (Claude Code session file)"
+            if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t in _UNTIMED):
+                return f"a {t!r} line with sessionId (Claude Code session file)"
+            if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
+                return f"a {t!r} line with leafUuid (Claude Code session file)"
     except Exception:  # noqa: BLE001 - a sniff never raises
         return None
     return None
