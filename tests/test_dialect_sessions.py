@@ -46,6 +46,10 @@ GOLDEN = {
     # own `exec --json` turn.completed said 29323 / 36 for its one call: the thread's running total.
     "codex_rollout_tool_resumed": ("codex-rollout", {"model": "gpt-5.5", "prompt": 29323, "completion": 36,
                                                      "llm_calls": 3, "tools": {"exec_command": 1}, "findings": []}),
+    # the provider unreachable: Codex kept "Reconnecting..." (those errors are not written to the rollout) and
+    # was killed after 60 s; the file stops after the prompt: no call, a turn that never ended
+    "codex_rollout_killed_offline": ("codex-rollout", {"usage": None, "tools": {},
+                                                       "findings": ["cx-turn-unfinished"]}),
 }
 
 
