@@ -322,3 +322,22 @@ def test_arbitrary_session_lines_never_raise(objs: list) -> None:
         assert not [f for f in validate_records(recs, dialect=name) if f.rule == "decoder-error"]
         stats_records(recs, dialect=name)
     list(decode_records(recs))  # detection (the sniffs) too
+
+
+def test_sidechain_lines_are_the_subagents_not_new_turns(tmp_path) -> None:
+    # a subagent's lines (isSidechain, as older Claude Code versions wrote them into the session file):
+    # the real prompt and answer of the hello session, copied as a sidechain exchange
+    lines = _lines("claude_session_hello")
+    objs = [json.loads(x) for x in lines]
+    user = next(o for o in objs if o["type"] == "user")
+    answer = next(o for o in objs if o["type"] == "assistant")
+    side_user = {**user, "isSidechain": True, "uuid": "side-1", "message": {"role": "user", "content": "subtask"}}
+    side_answer = {**answer, "isSidechain": True, "uuid": "side-2",
+                   "message": {**answer["message"], "id": "msg_side"}}
+    at = lines.index(next(x for x in lines if b'"type":"assistant"' in x)) + 1
+    derived = [*lines[:at], orjson.dumps(side_user), orjson.dumps(side_answer), *lines[at:]]
+    events = _events(_import_lines(tmp_path, derived))
+    assert [e.data["prompt"] for e in events if e.kind == "turn.started"] == ["say hello"]
+    assert [e.role for e in events if e.item == "message" and e.kind == "item.completed"] == [
+        "user", "assistant", "user", "subagent"]
+    assert len([e for e in events if e.kind == "usage"]) == 2  # the subagent's call is a call too

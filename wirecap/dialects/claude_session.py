@@ -204,9 +204,10 @@ class ClaudeSessionDecoder(StreamDecoder):
         if not isinstance(content, list):
             out.append(self.unparsed(rec, "assistant message content is not a list"))
             content = []
+        role = "subagent" if obj.get("isSidechain") is True else "assistant"
         for block in content:
-            out.append(self._block(rec, block, mid))
-        if msg.get("stop_reason") is not None:
+            out.append(self._block(rec, block, mid, role))
+        if msg.get("stop_reason") is not None and role == "assistant":
             self.stop_reason = msg.get("stop_reason")
         usage = msg.get("usage")
         if isinstance(usage, dict):
@@ -222,27 +223,27 @@ class ClaudeSessionDecoder(StreamDecoder):
                 self.pending = (mid, data, rec)
         return out
 
-    def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
+    def _block(self, rec: dict[str, Any], block: Any, mid: str | None, role: str) -> Event:
         if not isinstance(block, dict):
             return self.unparsed(rec, "content block is not an object")
         bt = block.get("type")
         if bt == "text":
-            return self.ev(ITEM_COMPLETED, rec, MESSAGE, mid, "assistant", {"text": block.get("text")})
+            return self.ev(ITEM_COMPLETED, rec, MESSAGE, mid, role, {"text": block.get("text")})
         if bt == "thinking":
-            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, "assistant", {"text": block.get("thinking")})
+            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": block.get("thinking")})
         if bt == "redacted_thinking":
-            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, "assistant", {"text": None, "redacted": True})
+            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": None, "redacted": True})
         if bt in _TOOL_BLOCKS:
             cid = str_or_none(block.get("id"))
             if cid is not None:
                 self.tool_uses[cid] = (str(block.get("name")), rec.get("seq"), rec.get("ch"))
-            return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid or mid, "assistant",
+            return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid or mid, role,
                            {"name": block.get("name"), "input": block.get("input"), "call_id": cid})
         if isinstance(bt, str) and bt.endswith("_tool_result"):  # server tool results (web search, ...)
             cid = str_or_none(block.get("tool_use_id"))
             if cid is not None:
                 self.tool_uses.pop(cid, None)
-            return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "assistant",
+            return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, role,
                            {"call_id": cid, "output": block.get("content"), "is_error": False})
         return self.unparsed(rec, f"unknown content block type {bt!r}")
 
@@ -279,13 +280,16 @@ class ClaudeSessionDecoder(StreamDecoder):
         else:
             return [self.unparsed(rec, "user message content is neither text nor a list")]
         meta = obj.get("isMeta") is True or obj.get("isCompactSummary") is True
+        sidechain = obj.get("isSidechain") is True
         if texts:
             text = "\n".join(texts)
-            if not meta and not results:  # a prompt: a new turn
+            if not meta and not results and not sidechain:  # a prompt: a new turn
                 out.extend(self._start_turn(rec, text))
             data: dict[str, Any] = {"text": text}
             if meta:
                 data["meta"] = True
+            if sidechain:  # a subagent's task prompt (Task tool), not the user's
+                data["sidechain"] = True
             out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, str_or_none(obj.get("uuid")), "user", data))
         out.extend(results)
         return out

@@ -51,7 +51,10 @@ _MIRRORS = frozenset(("item_started", "item_completed", "user_message", "agent_m
                       "turn_diff"))
 # event_msg types kept as status items.
 _NOTES = frozenset(("thread_settings_applied", "context_compacted", "plan_update", "background_event", "warning",
-                    "entered_review_mode", "exited_review_mode", "thread_rolled_back", "session_configured"))
+                    "entered_review_mode", "exited_review_mode", "thread_rolled_back", "session_configured",
+                    "undo_completed", "deprecation_notice"))
+# response_item types that are bookkeeping, not conversation: status items.
+_ITEM_NOTES = frozenset(("ghost_snapshot", "compaction", "compaction_summary"))
 _CALLS = frozenset(("function_call", "custom_tool_call", "local_shell_call"))
 _OUTPUTS = frozenset(("function_call_output", "custom_tool_call_output"))
 
@@ -217,6 +220,8 @@ class CodexRolloutDecoder(StreamDecoder):
         if it == "web_search_call":
             return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, iid, "assistant",
                             {"name": "web_search", "input": p.get("action"), "call_id": iid})]
+        if it in _ITEM_NOTES:
+            return [self.status(rec, str(it), subtype=it)]
         return [self.unparsed(rec, f"unknown response item type {it!r}")]
 
     # --- events ---------------------------------------------------------------------------------------------
