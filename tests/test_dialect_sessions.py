@@ -46,6 +46,12 @@ GOLDEN = {
     # own `exec --json` turn.completed said 29323 / 36 for its one call: the thread's running total.
     "codex_rollout_tool_resumed": ("codex-rollout", {"model": "gpt-5.5", "prompt": 29323, "completion": 36,
                                                      "llm_calls": 3, "tools": {"exec_command": 1}, "findings": []}),
+    # third-party real session (Claude Code 2.1.38, interactive): 4 responses; prompt = input + cache read +
+    # cache creation: (3+17915+7883) + (1+25798+208) + (3+18014+8490) + (47+26504+1115) = 105981; output
+    # 27 + 1 + 11 + 173 = 212 (msg ...BN5jdsym's two lines say 25, then 173 after a progress and a tool_result line)
+    "public/claude_session_spotter_tool_heavy_v2.1.38": ("claude-session", {
+        "model": "claude-opus-4-6", "prompt": 105981, "completion": 212, "llm_calls": 4,
+        "tools": {"Bash": 2, "Glob": 1, "Read": 1, "WebFetch": 1, "WebSearch": 1}, "findings": []}),
     # the provider unreachable: Codex kept "Reconnecting..." (those errors are not written to the rollout) and
     # was killed after 60 s; the file stops after the prompt: no call, a turn that never ended
     "codex_rollout_killed_offline": ("codex-rollout", {"usage": None, "tools": {},
@@ -63,14 +69,21 @@ def _import(tmp_path: Path, src: Path, *extra: str) -> Path:
 @pytest.fixture(scope="module")
 def caps(tmp_path_factory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("sessions")
-    return {name: _import(tmp, SAMPLES / f"{name}.jsonl") for name in GOLDEN}
+    return {name: _import(tmp, SAMPLES / f"{name}.jsonl") for name in GOLDEN}  # (stems are distinct)
 
 
 def _events(cap: Path) -> list:
     return list(decode_capture(str(cap)))
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN))
+# Issue 13 point 1: the key shapes have no token boundary, so a UUID holding `cb-` loses its tail
+# (`"uuid":"eb76f9«redacted:codebuff-key:…»"` in this real file). The fix is another part of the issue;
+# when it is in, this XPASSes: remove the mark.
+_REDACTION_BUG = pytest.mark.xfail(strict=True, reason="redaction alters a UUID containing 'cb-' (issue 13 point 1)")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_REDACTION_BUG) if n.startswith("public/") else n
+                                  for n in sorted(GOLDEN)])
 def test_import_keeps_every_line_and_names_the_dialect(caps, name) -> None:
     dialect, _ = GOLDEN[name]
     cap = caps[name]

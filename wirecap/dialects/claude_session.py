@@ -10,9 +10,10 @@ What differs from the stream-json dialect (`claude_code.py`) and is handled here
 - there is no `system/init` nor `result` line: the session starts at the first line naming a
   `sessionId`, a turn starts at each prompt (a `user` line with text that is not `isMeta`) and ends at
   the next prompt or the end of the file;
-- `usage` on assistant lines is the response's final usage (not the `message_start` snapshot), but it
-  is repeated on every block line of that response: one `usage` event per `message.id`, emitted when
-  the response's lines end, with the largest value of each field;
+- `usage` is repeated on every block line of a response (same `message.id`); the lines of one
+  response need not be adjacent (progress and tool_result lines come between) and an early block's
+  line can carry a partial output count: a `usage` event at the response's first line, and another for
+  that message id only when a later line has larger counts (stats keeps the largest value per field);
 - a failed API call is a synthetic assistant line (`isApiErrorMessage`, model `<synthetic>`, zero
   usage): it is an `error`, not an answer nor an LLM call.
 """
@@ -48,7 +49,8 @@ _SESSION_KEYS = ("sessionId", "timestamp")
 
 def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> str | None:
     """A session-file line: `sessionId` (camelCase) with a `timestamp` (or on a bookkeeping line such as
-    `last-prompt`, `mode`), or a `summary` / `last-prompt` with a `leafUuid`.
+    `last-prompt`, `mode`), a `summary` / `last-prompt` with a `leafUuid`, or a `file-history-snapshot`
+    with a `messageId` (the first line of an interactive session).
 
     Stream-json lines say `session_id` and carry no `timestamp`; opencode says `sessionID`; so these
     keys are the session file's own.
@@ -65,6 +67,8 @@ def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> st
                 return f"a {t!r} line with sessionId (Claude Code session file)"
             if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
                 return f"a {t!r} line with leafUuid (Claude Code session file)"
+            if t == "file-history-snapshot" and isinstance(obj.get("messageId"), str):  # (CodeBuddy's has `id`)
+                return "a 'file-history-snapshot' line with messageId (Claude Code session file)"
     except Exception:  # noqa: BLE001 - a sniff never raises
         return None
     return None
@@ -81,10 +85,11 @@ class ClaudeSessionDecoder(StreamDecoder):
         self.stop_reason: Any = None
         self.turn_error = False
         self.tool_uses: dict[str, tuple[str, int | None, str | None]] = {}
-        # the response whose block lines are being read: (message id, usage so far, last record)
-        self.pending: tuple[str | None, dict[str, Any], dict[str, Any]] | None = None
-        self.usage_done: set[str] = set()
+        self.usage: dict[str, dict[str, int | float]] = {}  # message id -> largest counts emitted so far
         self.last_line: dict[str, Any] | None = None  # where the end-of-file turn.ended points
+        # isSidechain of the file's first user/assistant line: a subagent's own transcript
+        # (`<session>/subagents/agent-*.jsonl`) is all sidechain, and there that is the main flow
+        self.main_sidechain: bool | None = None
 
     def msg_type(self, rec: dict[str, Any]) -> str:
         obj = rec.get("json")
@@ -102,8 +107,6 @@ class ClaudeSessionDecoder(StreamDecoder):
         t = obj.get("type")
         self.last_line = rec
         out: list[Event] = []
-        if t != "assistant" or not self._same_response(obj):
-            out.extend(self._flush_usage())
         if self.session_id is None and isinstance(obj.get("sessionId"), str):
             self.session_id = obj["sessionId"]
             out.append(self.ev(SESSION_STARTED, rec, data={
@@ -147,6 +150,13 @@ class ClaudeSessionDecoder(StreamDecoder):
         return self.status(rec, text, **data)
 
     # --- turns ----------------------------------------------------------------------------------------
+    def _side(self, obj: dict[str, Any]) -> bool:
+        """True for a subagent's line inside another agent's session file."""
+        side = obj.get("isSidechain") is True
+        if self.main_sidechain is None:
+            self.main_sidechain = side
+        return side != self.main_sidechain
+
     def _end_turn(self, rec: dict[str, Any]) -> list[Event]:
         if not self.in_turn:
             return []
@@ -162,21 +172,18 @@ class ClaudeSessionDecoder(StreamDecoder):
         return out
 
     # --- assistant ------------------------------------------------------------------------------------
-    def _same_response(self, obj: dict[str, Any]) -> bool:
-        msg = obj.get("message")
-        mid = msg.get("id") if isinstance(msg, dict) else None
-        return self.pending is not None and isinstance(mid, str) and mid == self.pending[0]
-
-    def _flush_usage(self) -> list[Event]:
-        if self.pending is None:
-            return []
-        mid, data, rec = self.pending
-        self.pending = None
+    def _usage(self, rec: dict[str, Any], mid: str | None, model: str | None, usage: dict[str, Any]) -> list[Event]:
+        """A usage event at a response's first line, and again only when a later line of the same
+        message id (not always adjacent: progress and tool_result lines come between) has larger counts."""
+        counts = usage_fields(usage)
         if mid is not None:
-            if mid in self.usage_done:  # the same response again (a resumed or copied session)
-                return []
-            self.usage_done.add(mid)
-        return [self.ev(USAGE, rec, data=data)]
+            prev = self.usage.get(mid)
+            if prev is not None:
+                if all(counts[k] <= prev[k] for k in counts):
+                    return []  # the same usage repeated on another block line: counted already
+                counts = {k: max(v, prev[k]) for k, v in counts.items()}
+            self.usage[mid] = counts
+        return [self.ev(USAGE, rec, data={"model": model, "message_id": mid, **counts, "scope": "message"})]
 
     def _assistant(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         msg = obj.get("message")
@@ -204,23 +211,14 @@ class ClaudeSessionDecoder(StreamDecoder):
         if not isinstance(content, list):
             out.append(self.unparsed(rec, "assistant message content is not a list"))
             content = []
-        role = "subagent" if obj.get("isSidechain") is True else "assistant"
+        role = "subagent" if self._side(obj) else "assistant"
         for block in content:
             out.append(self._block(rec, block, mid, role))
         if msg.get("stop_reason") is not None and role == "assistant":
             self.stop_reason = msg.get("stop_reason")
         usage = msg.get("usage")
         if isinstance(usage, dict):
-            data = {"model": model or self.model, "message_id": mid, **usage_fields(usage), "scope": "message"}
-            if self.pending is not None and self.pending[0] == mid and mid is not None:
-                prev = self.pending[1]
-                for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"):
-                    if data[k] > prev[k]:
-                        prev[k] = data[k]
-                self.pending = (mid, prev, rec)
-            else:
-                out.extend(self._flush_usage())
-                self.pending = (mid, data, rec)
+            out.extend(self._usage(rec, mid, model or self.model, usage))
         return out
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None, role: str) -> Event:
@@ -280,7 +278,7 @@ class ClaudeSessionDecoder(StreamDecoder):
         else:
             return [self.unparsed(rec, "user message content is neither text nor a list")]
         meta = obj.get("isMeta") is True or obj.get("isCompactSummary") is True
-        sidechain = obj.get("isSidechain") is True
+        sidechain = self._side(obj)
         if texts:
             text = "\n".join(texts)
             if not meta and not results and not sidechain:  # a prompt: a new turn
@@ -307,7 +305,7 @@ class ClaudeSessionDecoder(StreamDecoder):
 
     # --- end ----------------------------------------------------------------------------------------------
     def on_finish(self) -> list[Event]:
-        out = self._flush_usage()
+        out: list[Event] = []
         if self.last_line is not None:
             out.extend(self._end_turn(self.last_line))
         for cid, (name, seq, ch) in self.tool_uses.items():
