@@ -163,6 +163,8 @@ def test_claude_session_api_error_is_an_error_not_an_answer(caps) -> None:
 def test_codex_rollout_items_and_per_call_usage_in_a_resumed_thread(caps) -> None:
     events = _events(caps["codex_rollout_tool_resumed"])
     assert [e.kind for e in events if e.kind.startswith("turn.")] == ["turn.started", "turn.ended"] * 2
+    # the prompt, from the UserMessage mirror line (the turn's context messages come before it)
+    assert [e.data["prompt"] for e in events if e.kind == "turn.started"] == ["say hello", "say hello again"]
     calls = [e for e in events if e.kind == "item.completed" and e.item == "tool_call"]
     results = [e for e in events if e.kind == "item.completed" and e.item == "tool_result"]
     assert [(c.data["name"], c.data["input"]) for c in calls] == [("exec_command", {"cmd": "echo hi"})]
@@ -189,14 +191,19 @@ def _import_lines(tmp_path: Path, lines: list[bytes], fname: str = "derived.json
 
 
 def test_rollout_without_usage_records_counts_token_count_once_per_call(tmp_path) -> None:
-    # an older rollout has no token_usage_record lines; a token_count can be written twice
-    lines = [x for x in _lines("codex_rollout_tool_resumed") if json.loads(x)["type"] != "token_usage_record"]
+    # an older rollout has no token_usage_record lines (nor item_completed mirrors); a token_count can be
+    # written twice (0.104 writes each one twice: once after the call, again after its output)
+    lines = [x for x in _lines("codex_rollout_tool_resumed")
+             if json.loads(x)["type"] != "token_usage_record" and b'"item_completed"' not in x]
     dup = next(i for i, x in enumerate(lines) if b'"token_count"' in x)
     lines.insert(dup + 1, lines[dup])
     cap = _import_lines(tmp_path, lines)
     (s,) = stats_capture(str(cap))
     m = s["models_usage"]["gpt-5.5"]
     assert (m["prompt_tokens"], m["completion_tokens"], s["llm_calls"]) == (29323, 36, 3)
+    # without the mirror line, the prompt is the last user message before the turn's first output
+    events = _events(cap)
+    assert [e.data["prompt"] for e in events if e.kind == "turn.started"] == ["say hello", "say hello again"]
 
 
 def test_cut_files_are_findings(tmp_path) -> None:

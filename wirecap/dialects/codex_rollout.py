@@ -32,6 +32,7 @@ from wirecap.events import (
     MESSAGE,
     REASONING,
     SESSION_STARTED,
+    STATUS,
     TOOL_CALL,
     TOOL_RESULT,
     TURN_ENDED,
@@ -75,6 +76,12 @@ def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> st
     return None
 
 
+def _context(e: Event) -> bool:
+    """Events a turn's context makes before its prompt: instructions, context messages, status items."""
+    return e.kind in (SESSION_STARTED, TURN_STARTED, TURN_ENDED) or e.item == STATUS or (
+        e.item == MESSAGE and e.role in ("user", "system"))
+
+
 def _text(content: Any) -> str | None:
     """The text of a message's content parts (input_text / output_text / text), joined."""
     if isinstance(content, str):
@@ -100,6 +107,8 @@ class CodexRolloutDecoder(StreamDecoder):
         self.session_id: str | None = None
         self.model: str | None = None
         self.turn: dict[str, Any] | None = None  # the open turn's task_started record
+        self.turn_shown = False  # its turn.started is out (it waits for the prompt, see _open_turn)
+        self.turn_user: Any = None  # the last user message of the open turn (the prompt, without a mirror)
         self.calls: dict[str, tuple[str, int | None, str | None]] = {}
         self.exit_codes: dict[str, Any] = {}  # call_id -> exit code (from the UI mirror lines)
         self.usage_records = False  # token_usage_record lines seen: token_count is then not counted
@@ -130,7 +139,15 @@ class CodexRolloutDecoder(StreamDecoder):
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             return [self.unparsed(rec, f"{t} line without a payload object")]
-        return handler(rec, payload)
+        out = handler(rec, payload)
+        if self.turn is not None and not self.turn_shown:
+            for e in out:
+                if e.item == MESSAGE and e.role == "user":
+                    self.turn_user = e.data.get("text")
+                elif not _context(e):  # output before a prompt mirror line: the turn starts here
+                    out[:0] = self._open_turn(rec, self.turn_user)
+                    break
+        return out
 
     # --- thread and turns ---------------------------------------------------------------------------
     def _session_meta(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
@@ -156,14 +173,23 @@ class CodexRolloutDecoder(StreamDecoder):
         return [self.status(rec, "history compacted", subtype="compacted", message=p.get("message"))]
 
     def _start_turn(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
+        """task_started: the turn opens; its turn.started waits for the prompt (the user_message /
+        UserMessage mirror line), because Codex writes the turn's context messages in between."""
         out = self._end_turn(rec, "superseded", False) if self.turn is not None else []
-        self.turn = rec
-        out.append(self.ev(TURN_STARTED, rec, data={"prompt": None, "turn_id": p.get("turn_id")}))
+        self.turn, self.turn_shown, self.turn_user = rec, False, None
         return out
 
+    def _open_turn(self, rec: dict[str, Any], prompt: str | None) -> list[Event]:
+        if self.turn is None or self.turn_shown:
+            return []
+        self.turn_shown = True
+        return [self.ev(TURN_STARTED, rec, data={"prompt": prompt})]
+
     def _end_turn(self, rec: dict[str, Any], stop: Any, is_error: bool, **data: Any) -> list[Event]:
+        out = self._open_turn(rec, None)
         self.turn = None
-        return [self.ev(TURN_ENDED, rec, data={"stop_reason": stop, "is_error": is_error, **data})]
+        out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": stop, "is_error": is_error, **data}))
+        return out
 
     # --- response items ---------------------------------------------------------------------------------
     def _response_item(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
@@ -246,23 +272,28 @@ class CodexRolloutDecoder(StreamDecoder):
             self.find(WARNING, "cx-stream-error", f"stream error (retried): {p.get('message')}"[:160], rec)
             return [self.ev(ERROR, rec, data={"message": p.get("message"), "code": "stream_error", "fatal": False})]
         if et in _MIRRORS:
-            self._mirror(et, p)
-            return []
+            return self._mirror(rec, et, p)
         if et in _NOTES:
             msg = p.get("message")
             return [self.status(rec, msg if isinstance(msg, str) else et, subtype=et)]
         return [self.unparsed(rec, f"unknown event_msg type {et!r}")]
 
-    def _mirror(self, et: str, p: dict[str, Any]) -> None:
-        """Keep what a UI mirror line adds to the response items: a command's exit code."""
+    def _mirror(self, rec: dict[str, Any], et: str, p: dict[str, Any]) -> list[Event]:
+        """Keep what a UI mirror line adds to the response items: which user message is the prompt
+        (its turn.started), a command's exit code."""
+        item = p.get("item") if isinstance(p.get("item"), dict) else {}
+        if et == "user_message" or (et == "item_completed" and item.get("type") == "UserMessage"):
+            text = p.get("message") if et == "user_message" else _text(item.get("content"))
+            return self._open_turn(rec, text if isinstance(text, str) else None)
         if et == "exec_command_end":
             cid, code = p.get("call_id"), p.get("exit_code")
         elif et == "item_completed" and isinstance(p.get("item"), dict) and p["item"].get("type") == "CommandExecution":
             cid, code = p["item"].get("id"), p["item"].get("exit_code")
         else:
-            return
+            return []
         if isinstance(cid, str) and code is not None:
             self.exit_codes[cid] = code
+        return []
 
     # --- usage ----------------------------------------------------------------------------------------------
     def _usage_record(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
