@@ -107,7 +107,10 @@ class ClaudeSessionDecoder(StreamDecoder):
         t = obj.get("type")
         self.last_line = rec
         out: list[Event] = []
-        if self.session_id is None and isinstance(obj.get("sessionId"), str):
+        # session.started at the first line that says where and which version (a `-p` file starts with
+        # queue-operation lines that name only the session), else at the first conversation line
+        if self.session_id is None and isinstance(obj.get("sessionId"), str) and (
+                "cwd" in obj or "version" in obj or t in ("user", "assistant")):
             self.session_id = obj["sessionId"]
             out.append(self.ev(SESSION_STARTED, rec, data={
                 "session_id": self.session_id, "model": None, "cwd": obj.get("cwd"), "version": obj.get("version"),
