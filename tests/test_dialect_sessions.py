@@ -361,3 +361,14 @@ def test_sidechain_lines_are_the_subagents_not_new_turns(tmp_path) -> None:
     assert [e.role for e in events if e.item == "message" and e.kind == "item.completed"] == [
         "user", "assistant", "user", "subagent"]
     assert len([e for e in events if e.kind == "usage"]) == 2  # the subagent's call is a call too
+
+
+def test_an_interruption_ends_the_turn_and_is_no_prompt(caps) -> None:
+    # the public 2.1.38 session: "start phoenix in background", a tool call, "[Request interrupted by user]"
+    events = _events(caps["public/claude_session_spotter_tool_heavy_v2.1.38"])
+    prompts = [e.data["prompt"] for e in events if e.kind == "turn.started"]
+    assert not [p for p in prompts if p and p.startswith("[Request interrupted")]
+    assert prompts[0] == "start phoenix in background"
+    ends = [e.data["stop_reason"] for e in events if e.kind == "turn.ended"]
+    assert ends[0] == "interrupted" and ends.count("interrupted") == 2
+    assert len([e for e in events if e.item == "status" and e.data.get("subtype") == "interrupted"]) == 2

@@ -43,6 +43,7 @@ from wirecap.events import (
 _NOTE_TYPES = frozenset(("queue-operation", "attachment", "last-prompt", "mode", "summary",
                          "file-history-snapshot", "custom-title", "progress"))
 _UNTIMED = frozenset(("last-prompt", "mode", "custom-title"))  # session lines written without a timestamp
+_INTERRUPTED = "[Request interrupted by user"  # "...]" or "... for tool use]"
 _TOOL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
 _SESSION_KEYS = ("sessionId", "timestamp")
 
@@ -282,6 +283,13 @@ class ClaudeSessionDecoder(StreamDecoder):
             return [self.unparsed(rec, "user message content is neither text nor a list")]
         meta = obj.get("isMeta") is True or obj.get("isCompactSummary") is True
         sidechain = self._side(obj)
+        if texts and texts[0].startswith(_INTERRUPTED) and not results:
+            # Claude Code's marker when the user pressed Esc: the turn ends there, no new prompt
+            if self.in_turn and not sidechain:
+                self.stop_reason = "interrupted"
+                out.extend(self._end_turn(rec))
+            out.append(self.status(rec, texts[0], subtype="interrupted"))
+            return out
         if texts:
             text = "\n".join(texts)
             if not meta and not results and not sidechain:  # a prompt: a new turn
