@@ -35,7 +35,12 @@ def _read(path: Path):
     return r.header, recs
 
 
+LINE_KINDS = ("stdout", "claude-session", "codex-rollout")  # one message per line of the source
+
+
 def _kind_of(p: Path) -> str:
+    if p.name.startswith(("claude_session_", "codex_rollout_")):
+        return "claude-session" if p.name.startswith("claude_") else "codex-rollout"
     if p.name.endswith("_ws_frames.jsonl"):
         return "ws-frames"
     if p.name.endswith("_requests.jsonl"):
@@ -51,8 +56,8 @@ def test_every_sample_imports_to_a_valid_capture_with_matching_counts(tmp_path, 
     assert header["origin"]["imported_from"]["sources"][0]["kind"] == _kind_of(sample)
     msgs = [r for r in recs if r["type"] == "msg"]
     kind = _kind_of(sample)
-    src_lines = [json.loads(x) for x in sample.read_text().splitlines() if x.strip()] if kind != "stdout" else None
-    if kind == "stdout":
+    src_lines = [json.loads(x) for x in sample.read_text().splitlines() if x.strip()] if kind not in LINE_KINDS else None
+    if kind in LINE_KINDS:
         data = sample.read_bytes()
         # One message per line; payloads plus their line ends are the file, byte for byte.
         assert len(msgs) == data.count(b"\n") + (0 if data.endswith(b"\n") else 1)  # `\n` splits, only
@@ -90,7 +95,7 @@ def test_every_sample_imports_to_a_valid_capture_with_matching_counts(tmp_path, 
             if side.exists():
                 assert side.read_bytes() in [payload_bytes(m) for m in c2s]
     # Timed sources keep their timing.
-    if kind != "stdout":
+    if kind not in LINE_KINDS:
         first = min(x["ts"] for x in src_lines)
         last = max(x["ts"] for x in src_lines)
         assert recs[-2]["t"] == pytest.approx(last - first, abs=1e-5)
@@ -138,7 +143,7 @@ def test_timestamps_in_lines_are_kept(tmp_path):
     assert [m["t"] for m in msgs] == [0.0, 0.0, 2.5]
     assert [payload_bytes(m) for m in msgs] == [orjson.dumps(x) for x in lines]
     opened = [r for r in recs if r["type"] == "open" and r["kind"] == "pipe"]
-    assert opened[0]["dialect"] == "claude-code-session"
+    assert opened[0]["dialect"] == "claude-session"
 
 
 def test_crlf_and_missing_final_newline_are_kept(tmp_path):

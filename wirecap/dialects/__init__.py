@@ -17,10 +17,12 @@ from typing import Any
 from wirecap.dialects import (
     anthropic_sse,
     claude_code,
+    claude_session,
     codebuddy,
     codebuff_events,
     codebuff_ws,
     codex_exec,
+    codex_rollout,
     openai_chat_sse,
     openai_responses_sse,
     opencode,
@@ -43,6 +45,8 @@ DIALECTS: dict[str, Dialect] = {
     for m in (
         codebuff_ws,
         codebuff_events,
+        claude_session,
+        codex_rollout,
         claude_code,
         codebuddy,
         codex_exec,
