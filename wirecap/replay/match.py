@@ -158,6 +158,16 @@ class Mismatch:
         """What the live client is told (an HTTP error message, the start of a WebSocket close reason)."""
         return MESSAGE_PREFIX + self.reason()
 
+    def brief(self) -> str:
+        """`message()` in about 120 characters (a WebSocket close reason): what, where, first difference."""
+        head = f"{MESSAGE_PREFIX}{self.what} #{self.index}"
+        if self.candidate_seq is None:
+            return f"{head} on {self.ch}: no recorded {self.what} left"
+        if not self.diffs:
+            return f"{head} out of order: recorded seq {self.expected_seq} expected first"
+        more = f" ({len(self.diffs)} differences)" if len(self.diffs) > 1 else ""
+        return f"{head} vs seq {self.candidate_seq}{more}: {render_line(self.diffs[0], 24)}"
+
     def diff_lines(self, limit: int = 20) -> list[str]:
         """The differences, aligned, one short line each (`+ tools[17] {...}`, `~ path: recorded .., live ..`)."""
         return render(self.diffs, limit)

@@ -4,6 +4,9 @@ The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is
 `websockets` connection here (its sans-I/O protocol does the handshake and framing), and the
 session then waits for each client message, matches it against the recorded one in order, and
 sends the recorded server messages that followed it with their timing, correlation ids rewritten.
+A client message that matches nothing (or comes after the script's end) closes the connection with
+1008 (policy violation: clients do not reconnect for it as they do for 1011) and a reason that starts
+`wirecap replay mismatch:`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from wirecap.capture.payload import encode_payload, payload_bytes
-from wirecap.replay.match import ChannelMatcher, comparable
+from wirecap.replay.match import ChannelMatcher, Mismatch, comparable
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, Reply
 
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger("wirecap.replay.ws")
 _LOG.addHandler(logging.NullHandler())
 _LOG.propagate = False
+
+MISMATCH_CLOSE = CloseCode.POLICY_VIOLATION  # 1008
 
 
 def make_ws_server(replay: ReplayServer) -> Server:
@@ -148,7 +153,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
         if mm is not None:
             replay.mismatch(mm)
             if index is None:
-                await conn.close(CloseCode.INTERNAL_ERROR, _close_reason(mm.reason()))
+                await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
                 return
         step = steps[index]  # type: ignore[index]
         recorded = comparable(step.client)
@@ -168,7 +173,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
             if mm is not None:
                 replay.mismatch(mm)
                 if replay.strict:
-                    await conn.close(CloseCode.INTERNAL_ERROR, _close_reason(mm.reason()))
+                    await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
                     return
     except ConnectionClosed:
         return
@@ -179,8 +184,13 @@ def _live_value(msg: bytes | str) -> Any:
     return comparable(encode_payload(msg))
 
 
-def _close_reason(text: str) -> str:
-    """A close reason fits in 123 bytes of UTF-8."""
+def mismatch_reason(mm: Mismatch) -> str:
+    """The close reason of a mismatch: `wirecap replay mismatch: message #2 vs seq 5: ~ data.prompt: ...`."""
+    return close_reason(mm.brief())
+
+
+def close_reason(text: str) -> str:
+    """`text` cut to fit a close frame's reason (123 bytes of UTF-8), never inside a character."""
     b = text.encode("utf-8")
     if len(b) <= 123:
         return text
