@@ -99,19 +99,22 @@ def test_strict_mismatch_closes_1008_naming_message_candidate_and_field(caps):
     user = json.loads(json.dumps(c2s[1]["json"]))
     user["data"]["messages"][0]["content"] = "say goodbye"
 
-    async def go(port: int) -> ConnectionClosedError:
+    async def go(port: int) -> tuple[str, ConnectionClosedError]:
         async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
             await ws.send(orjson.dumps(c2s[0]["json"]), text=True)
             for _ in range(2):
                 await asyncio.wait_for(ws.recv(), 10)
             await ws.send(orjson.dumps(user), text=True)
+            told = await asyncio.wait_for(ws.recv(), 10)
             with pytest.raises(ConnectionClosedError) as ei:
                 await asyncio.wait_for(ws.recv(), 10)
-            return ei.value
+            return told, ei.value
 
     with serving(caps["cb115"]) as srv:
-        err = asyncio.run(go(srv.server.port))
+        told, err = asyncio.run(go(srv.server.port))
         [mm] = srv.server.mismatches
+    # the protocol's own error first: codebuff 1.0.x prints an `action-error` as `Error: MESSAGE`
+    assert json.loads(told) == {"type": "action", "data": {"type": "action-error", "message": mm.message()}}
     assert err.rcvd.code == 1008  # policy violation: not a close a client reconnects for (1011 is)
     reason = err.rcvd.reason
     assert reason.startswith("wirecap replay mismatch: ") and len(reason.encode()) <= 123
@@ -276,3 +279,47 @@ def test_serve_cli_with_port_file_and_ignore(caps, tmp_path):
     text = err.decode()
     assert "replay mismatch: request POST /v1/models" in text
     assert "(request line)" in text
+
+
+def test_sdk_prompt_mismatch_gets_a_prompt_error_for_its_prompt_id(caps):
+    """Codebuff SDK 0.3.x ends `run()` on a `prompt-error` for its promptId (an `action-error` only
+    emits an event and the run would wait forever); then the close 1008."""
+    msgs = channel_messages(caps["sdk"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+    prompt = json.loads(json.dumps(c2s[0]["json"]))
+    assert prompt["data"]["type"] == "prompt"
+    prompt["data"]["prompt"] = "something else entirely"
+    prompt["data"]["promptId"] = "live-prompt-9"
+
+    async def go(port: int) -> tuple[str, ConnectionClosedError]:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            await ws.send(orjson.dumps(prompt), text=True)
+            told = await asyncio.wait_for(ws.recv(), 10)
+            with pytest.raises(ConnectionClosedError) as ei:
+                await asyncio.wait_for(ws.recv(), 10)
+            return told, ei.value
+
+    with serving(caps["sdk"]) as srv:
+        told, err = asyncio.run(go(srv.server.port))
+        [mm] = srv.server.mismatches
+    data = json.loads(told)["data"]
+    assert data == {"type": "prompt-error", "userInputId": "live-prompt-9", "message": mm.message()}
+    assert "something else entirely" in data["message"]
+    assert err.rcvd.code == 1008 and err.rcvd.reason.startswith("wirecap replay mismatch:")
+
+
+def test_websocket_with_no_recording_left_is_closed_1008(caps):
+    async def go(port: int) -> ConnectionClosedError:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            with pytest.raises(ConnectionClosedError) as ei:
+                await asyncio.wait_for(ws.recv(), 10)
+            return ei.value
+
+    msgs = channel_messages(caps["sdk"])
+    with serving(caps["sdk"]) as srv:
+        # use up the one recorded channel, then connect again
+        asyncio.run(ws_exchange(f"ws://127.0.0.1:{srv.server.port}/ws", [orjson.dumps(msgs[0]["json"])], [1]))
+        err = asyncio.run(go(srv.server.port))
+        assert any(mm.candidate_seq is None for mm in srv.server.mismatches)
+    assert err.rcvd.code == 1008
+    assert err.rcvd.reason == "wirecap replay mismatch: no recorded WebSocket channel left at /ws"

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
@@ -23,7 +24,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from wirecap.capture.payload import encode_payload, payload_bytes
-from wirecap.replay.match import ChannelMatcher, Mismatch, comparable
+from wirecap.replay.match import CODEBUFF_WS, ChannelMatcher, Mismatch, comparable
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, Reply
 
@@ -153,7 +154,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
         if mm is not None:
             replay.mismatch(mm)
             if index is None:
-                await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
+                await fail(conn, mm, replay.pool.dialect_of(script.ch))
                 return
         step = steps[index]  # type: ignore[index]
         recorded = comparable(step.client)
@@ -173,7 +174,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
             if mm is not None:
                 replay.mismatch(mm)
                 if replay.strict:
-                    await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
+                    await fail(conn, mm, replay.pool.dialect_of(script.ch))
                     return
     except ConnectionClosed:
         return
@@ -182,6 +183,33 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
 def _live_value(msg: bytes | str) -> Any:
     """The live message in the form recorded messages are compared in."""
     return comparable(encode_payload(msg))
+
+
+async def fail(conn: ServerConnection, mm: Mismatch, dialect: str | None) -> None:
+    """End a session on a mismatch: the dialect's own error message first (so the client shows it
+    and ends its turn), then close 1008 with the short reason."""
+    try:
+        for frame in mismatch_frames(dialect, mm.live, mm.message()):
+            await conn.send(frame, text=True)
+    except ConnectionClosed:
+        return
+    await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
+
+
+def mismatch_frames(dialect: str | None, live: Any, message: str) -> list[str]:
+    """Messages of the dialect that tell its client `message` as an error it ends the turn on.
+
+    Codebuff WS: a `prompt` (SDK 0.3.x) gets `prompt-error` for its promptId (the run resolves with
+    that error); anything else (CLI 1.0.x `user-input`, `init`) gets `action-error`, which the CLI
+    prints as `Error: MESSAGE`. Other dialects: none (the close reason carries the message)."""
+    if dialect != CODEBUFF_WS:
+        return []
+    data = live.get("data") if isinstance(live, dict) else None
+    if isinstance(data, dict) and data.get("type") == "prompt" and isinstance(data.get("promptId"), str):
+        action = {"type": "prompt-error", "userInputId": data["promptId"], "message": message}
+    else:
+        action = {"type": "action-error", "message": message}
+    return [orjson.dumps({"type": "action", "data": action}).decode("utf-8")]
 
 
 def mismatch_reason(mm: Mismatch) -> str:
