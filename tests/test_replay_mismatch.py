@@ -127,7 +127,7 @@ def test_error_shape_follows_the_dialect_then_the_path(dialect, path, shape):
     mm = Mismatch("http", 1, {"x": 1}, None, None, what=f"request POST {path}")
     doc = orjson.loads(mismatch_body(mm, dialect, path))
     msg = doc["error"]["message"]
-    assert msg == f"wirecap replay mismatch: request POST {path} #1 ({{x}}) on http: no recorded request POST {path} left to match"
+    assert msg == f"wirecap replay mismatch: request POST {path} #1 on http: no recorded request POST {path} left to match"
     if shape == "anthropic":
         assert doc["type"] == "error" and doc["error"]["type"] == "invalid_request_error"
     elif shape == "openai":

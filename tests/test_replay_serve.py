@@ -193,8 +193,7 @@ def test_http_mismatch_is_an_openai_shaped_400_with_the_differing_field(caps):
     assert doc["error"]["message"] == mm.message()
     assert 'messages[1].content: recorded "say hello", live "say something else"' in doc["error"]["message"]
     detail = doc["wirecap"]
-    assert detail["diffs"][0]["path"] == "messages[1].content"
-    assert detail["diffs"][0]["recorded"] == "say hello" and detail["diffs"][0]["live"] == "say something else"
+    assert mm.diffs[0] == ("messages[1].content", "say hello", "say something else")
     assert detail["diff"] == ['~ messages[1].content: recorded "say hello", live "say something else"']
     assert "request POST /v1/chat/completions" in detail["reason"] and mm.candidate_seq is not None
 

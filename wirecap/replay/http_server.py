@@ -385,9 +385,11 @@ def mismatch_body(mm: Mismatch, dialect: str | None, path: str) -> bytes:
     """The error document of a mismatch, shaped like the provider's so its client shows the message
     and gives up: Anthropic `{"type": "error", "error": {"type", "message"}}`, OpenAI `{"error":
     {"message", "type", "param", "code"}}`, else a generic `{"error": {"message", "type", "code"}}`.
-    Every shape also carries `wirecap` (the mismatch as JSON: reason, candidate, aligned diff)."""
+    Every shape also carries `wirecap`: reason, channel, index, candidate_seq and `diff`, the aligned
+    differences one short line each (never the whole values: some clients print the body)."""
     msg = mm.message()
-    detail = mm.to_json()
+    full = mm.to_json()  # the client gets the aligned lines, not every value (wirecap prints those)
+    detail = {k: full[k] for k in ("reason", "channel", "index", "candidate_seq", "diff")}
     shape = error_shape(dialect, path)
     doc: dict[str, Any]
     if shape == "anthropic":

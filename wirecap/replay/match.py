@@ -119,6 +119,12 @@ def describe(value: Any) -> str:
     return "text " + repr(text[:40])
 
 
+def _named(value: Any) -> str:
+    """` (action user-input)` for a message with a type; nothing for a body that is only a key list."""
+    d = describe(value)
+    return "" if d.startswith("{") else f" ({d})"
+
+
 MESSAGE_PREFIX = "wirecap replay mismatch: "
 
 
@@ -141,13 +147,13 @@ class Mismatch:
 
     def reason(self) -> str:
         """One line: the message, the candidate and the first difference."""
-        head = f"{self.what} #{self.index} ({describe(self.live)}) on {self.ch}"
+        head = f"{self.what} #{self.index}{_named(self.live)} on {self.ch}"
         if self.candidate_seq is None:
             return f"{head}: no recorded {self.what} left to match"
         if not self.diffs and self.expected_seq not in (None, self.candidate_seq):
             return (f"{head} matches recorded seq {self.candidate_seq}, out of order: "
                     f"recorded seq {self.expected_seq} was expected first")
-        s = f"{head} does not match recorded seq {self.candidate_seq} ({describe(self.candidate)})"
+        s = f"{head} does not match recorded seq {self.candidate_seq}{_named(self.candidate)}"
         if self.diffs:
             s += ": " + render_line(self.diffs[0], 48)
             if len(self.diffs) > 1:
