@@ -90,7 +90,8 @@ def test_a_long_string_is_shown_where_it_starts_to_differ():
     base = "You are Claude Code. " * 40
     a, b = short_pair(base + "Today's date is 2026-11-24." + base, base + "Today's date is 2026-11-25." + base)
     assert "2026-11-24" in a and "2026-11-25" in b and len(a) < 90 and a.startswith('"...')
-    assert short("x" * 500).endswith("...") and len(short("x" * 500)) <= 72
+    assert short("x" * 500).endswith('..."') and len(short("x" * 500)) <= 72
+    assert short('\\n' * 100).endswith('\\n..."')  # never cut inside an escape
 
 
 def test_bytes_and_odd_values_never_break_the_report_or_the_json():

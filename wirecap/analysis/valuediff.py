@@ -151,6 +151,8 @@ def short(value: Any, width: int = WIDTH) -> str:
                 return "{" + inner + (", ...}" if len(parts) < len(value) else "}")
     if value.__class__ is list:
         return f"[{len(value)} items: " + _cut(s[1:], width - 12) + "]"
+    if value.__class__ is str:
+        return _str_short(value, width)
     return _cut(s, width)
 
 
@@ -171,15 +173,28 @@ def short_pair(recorded: Any, live: Any, width: int = WIDTH) -> tuple[str, str]:
 def _window(s: str, start: int, end: int, width: int) -> str:
     """`s` around its differing part s[start:end]: a little context before, the difference, then `...`."""
     lead = max(0, start - 16)
-    piece = s[lead:]
-    text = _json(piece)[1:-1]
-    budget = max(8, width - 8)
-    cut = text if len(text) <= budget else text[:budget] + "..."
-    return '"' + ("..." if lead else "") + cut + ('"' if len(text) <= budget else "")
+    return _str_short(s[lead:], width, cut_front=lead > 0)
 
 
 def _cut(s: str, width: int) -> str:
     return s if len(s) <= width else s[: max(1, width - 3)] + "..."
+
+
+def _str_short(s: str, width: int, cut_front: bool = False) -> str:
+    """A string as a JSON literal of about `width` characters, cut on characters (never inside an
+    escape) and still quoted: `"abc..."`, `"...xyz..."`."""
+    front = "..." if cut_front else ""
+    js = _json(s)
+    if len(js) + len(front) <= width:
+        return '"' + front + js[1:]
+    n = min(len(s), width)
+    while n > 0:
+        js = _json(s[:n])
+        over = len(js) + len(front) + 3 - width
+        if over <= 0:
+            return '"' + front + js[1:-1] + '..."'
+        n -= max(1, over // 2)
+    return '"' + front + '..."'
 
 
 def _json(v: Any) -> str:

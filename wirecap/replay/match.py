@@ -182,7 +182,7 @@ class Mismatch:
         """Several lines for stderr or a test failure: the reason, then the aligned differences."""
         lines = ["replay mismatch: " + self.reason()]
         if self.candidate_seq is not None:
-            lines.append(f"  closest recorded candidate: seq {self.candidate_seq} ({describe(self.candidate)})")
+            lines.append(f"  closest recorded candidate: seq {self.candidate_seq}{_named(self.candidate)}")
             lines.extend("    " + line for line in self.diff_lines())
         return "\n".join(lines)
 

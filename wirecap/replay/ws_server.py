@@ -4,8 +4,10 @@ The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is
 `websockets` connection here (its sans-I/O protocol does the handshake and framing), and the
 session then waits for each client message, matches it against the recorded one in order, and
 sends the recorded server messages that followed it with their timing, correlation ids rewritten.
-A client message that matches nothing (or comes after the script's end) closes the connection with
-1008 (policy violation: clients do not reconnect for it as they do for 1011) and a reason that starts
+A client message that matches nothing (or comes after the script's end) gets the dialect's own error
+message when it has one (Codebuff: `prompt-error` / `action-error`, which its clients show and end
+the turn on), then the connection is closed with 1008 (policy violation: the server works, the
+client's message is what is wrong; 1011 reads as a server failure) and a reason that starts
 `wirecap replay mismatch:`.
 """
 
