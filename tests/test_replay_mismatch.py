@@ -134,3 +134,25 @@ def test_error_shape_follows_the_dialect_then_the_path(dialect, path, shape):
     elif shape == "openai":
         assert doc["error"]["code"] == "wirecap_replay_mismatch" and doc["error"]["param"] is None
     assert doc["wirecap"]["reason"] in msg
+
+
+odd = st.recursive(
+    st.one_of(scalars, st.binary(max_size=8), st.floats(allow_nan=True, allow_infinity=True)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3)), inner, max_size=3)),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(live=odd, recorded=odd, path=st.sampled_from(["/v1/messages", "/v1/chat/completions", "/x"]))
+def test_building_any_mismatch_answer_never_raises(live, recorded, path):
+    """Whatever the two bodies hold (bytes, NaN, int keys), the report, the close reason and the
+    HTTP body are built, and the body is JSON."""
+    from wirecap.replay.http_server import mismatch_body
+    from wirecap.replay.ws_server import mismatch_reason
+
+    mm = Mismatch("http-1", 1, live, 2, recorded, Matcher(()).diffs(live, recorded), what=f"request POST {path}")
+    assert mm.report().startswith("replay mismatch: ")
+    assert len(mismatch_reason(mm).encode()) <= 123
+    doc = orjson.loads(mismatch_body(mm, None, path))
+    assert doc["wirecap"]["reason"] == mm.reason()

@@ -284,7 +284,12 @@ class ReplayServer:
             self.mismatch(mm)
         if script is None:
             assert mm is not None
-            data = mismatch_body(mm, self.pool.dialect_of(mm.ch), path)
+            try:
+                data = mismatch_body(mm, self.pool.dialect_of(mm.ch), path)
+            except Exception as e:  # noqa: BLE001 - a bug here must not drop the connection (the client would retry)
+                self.log(f"cannot build the mismatch answer: {e!r}")
+                data = orjson.dumps({"error": {"message": MESSAGE_PREFIX + f"request {method} {path} unmatched",
+                                               "type": "invalid_request_error", "code": "wirecap_replay_mismatch"}})
             await c.write(_head(MISMATCH_STATUS, _reason(MISMATCH_STATUS), [
                 ("content-type", "application/json"), ("content-length", str(len(data))),
                 ("x-should-retry", "false"), ("x-wirecap-replay", "mismatch")], keep) + data)

@@ -113,7 +113,7 @@ def describe(value: Any) -> str:
         sub = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str):
             return f"{kind} {sub}" if isinstance(sub, str) else kind
-        keys = ", ".join(list(value)[:4])
+        keys = ", ".join(map(str, list(value)[:4]))
         return "{" + keys + (", ..." if len(value) > 4 else "") + "}"
     text = value if isinstance(value, str) else repr(value)
     return "text " + repr(text[:40])
