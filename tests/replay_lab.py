@@ -221,7 +221,8 @@ def stop(proc: subprocess.Popen, timeout: float = 20) -> tuple[int | None, str]:
     return proc.returncode, (err or b"").decode("utf-8", "replace")
 
 
-def one(name: str, lab: Path, wirecap: list[str], timeout: float, keep: Path | None) -> dict:
+def one(name: str, lab: Path, wirecap: list[str], timeout: float, keep: Path | None,
+        serve_args: tuple[str, ...] = ()) -> dict:
     root = Path(tempfile.mkdtemp(prefix=f"replay-{name}-"))
     c = Client(name, lab, root)
     port = free_port()
@@ -250,7 +251,7 @@ def one(name: str, lab: Path, wirecap: list[str], timeout: float, keep: Path | N
     res["record_seconds"] = r1.seconds
     spf = root / "serve.port"
     serve = subprocess.Popen([*wirecap, "replay", "serve", str(cap), "--port", str(port), "--speed", "0",
-                              "--port-file", str(spf), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                              "--port-file", str(spf), "-q", *serve_args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_port_file(spf, serve)
         argv, env = c.command(port, PROMPT_B)
@@ -276,6 +277,7 @@ def main() -> int:
     ap.add_argument("--wirecap", default=None, help="wirecap executable (default: this Python's -m wirecap)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds a client may run")
     ap.add_argument("--keep", default=None, help="copy captures and outputs into this folder")
+    ap.add_argument("--serve-arg", action="append", default=[], help="extra argument for replay serve")
     a = ap.parse_args()
     if not os.environ.get("REPLAY_LAB_INNS"):
         os.execvpe("unshare", ["unshare", "-n", sys.executable, *sys.argv],
@@ -288,7 +290,7 @@ def main() -> int:
     wirecap = [a.wirecap] if a.wirecap else [sys.executable, "-m", "wirecap"]
     for name in a.clients:
         try:
-            res = one(name, lab, wirecap, a.timeout, Path(a.keep) if a.keep else None)
+            res = one(name, lab, wirecap, a.timeout, Path(a.keep) if a.keep else None, tuple(a.serve_arg))
         except Exception as e:  # noqa: BLE001 - report and go on with the next client
             res = {"client": name, "error": f"{type(e).__name__}: {e}"}
         print(json.dumps(res), flush=True)
