@@ -322,3 +322,30 @@ def test_websocket_with_no_recording_left_is_closed_1008(caps):
         assert any(mm.candidate_seq is None for mm in srv.server.mismatches)
     assert err.rcvd.code == 1008
     assert err.rcvd.reason == "wirecap replay mismatch: no recorded WebSocket channel left at /ws"
+
+
+def test_websocket_message_past_the_end_of_the_recording_fails_the_same_way(caps):
+    """The client asks for more than was recorded (ran out of script): the protocol's error, then 1008."""
+    msgs = channel_messages(caps["cb115"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+    s2c = [m for m in msgs if m["dir"] == "s2c"]
+
+    async def go(port: int) -> tuple[str, ConnectionClosedError]:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            await ws.send(orjson.dumps(c2s[0]["json"]), text=True)
+            await ws.send(orjson.dumps(c2s[1]["json"]), text=True)
+            for _ in range(len(s2c)):
+                await asyncio.wait_for(ws.recv(), 10)
+            await ws.send(orjson.dumps(c2s[1]["json"]), text=True)  # once more: nothing recorded for it
+            told = await asyncio.wait_for(ws.recv(), 10)
+            with pytest.raises(ConnectionClosedError) as ei:
+                await asyncio.wait_for(ws.recv(), 10)
+            return told, ei.value
+
+    with serving(caps["cb115"]) as srv:
+        told, err = asyncio.run(go(srv.server.port))
+        [mm] = srv.server.mismatches
+    assert mm.candidate_seq is None
+    assert json.loads(told)["data"] == {"type": "action-error", "message": mm.message()}
+    assert "no recorded message left" in mm.message()
+    assert err.rcvd.code == 1008 and err.rcvd.reason == "wirecap replay mismatch: message #3 on ws-1: no recorded message left"
