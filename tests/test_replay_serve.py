@@ -349,3 +349,18 @@ def test_websocket_message_past_the_end_of_the_recording_fails_the_same_way(caps
     assert json.loads(told)["data"] == {"type": "action-error", "message": mm.message()}
     assert "no recorded message left" in mm.message()
     assert err.rcvd.code == 1008 and err.rcvd.reason == "wirecap replay mismatch: message #3 on ws-1: no recorded message left"
+
+
+def test_unmatched_head_gets_a_400_without_a_body_and_the_connection_stays_usable(caps):
+    """Claude Code probes with `HEAD /`: a mismatch answer to a HEAD carries no body, so the next
+    response on the same keep-alive connection is read right."""
+    headers, body = openai_request()
+    with serving(caps["openai"]) as srv:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.server.port, timeout=15)
+        conn.request("HEAD", "/")
+        r = conn.getresponse()
+        assert r.status == 400 and r.read() == b""
+        conn.request("POST", "/v1/chat/completions", body=body, headers=headers)
+        r2 = conn.getresponse()
+        assert r2.status == 200 and r2.read().rstrip().endswith(b"data: [DONE]")
+        conn.close()

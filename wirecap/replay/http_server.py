@@ -292,7 +292,8 @@ class ReplayServer:
                                                "type": "invalid_request_error", "code": "wirecap_replay_mismatch"}})
             await c.write(_head(MISMATCH_STATUS, _reason(MISMATCH_STATUS), [
                 ("content-type", "application/json"), ("content-length", str(len(data))),
-                ("x-should-retry", "false"), ("x-wirecap-replay", "mismatch")], keep) + data)
+                ("x-should-retry", "false"), ("x-wirecap-replay", "mismatch")], keep)
+                          + (b"" if method == "HEAD" else data))  # a HEAD answer has no body
             return keep
         self.log(f"{script.ch}: {method} {target}")
         corr = Correlator()
