@@ -352,15 +352,21 @@ def test_websocket_message_past_the_end_of_the_recording_fails_the_same_way(caps
 
 
 def test_unmatched_head_gets_a_400_without_a_body_and_the_connection_stays_usable(caps):
-    """Claude Code probes with `HEAD /`: a mismatch answer to a HEAD carries no body, so the next
-    response on the same keep-alive connection is read right."""
+    """Claude Code probes with `HEAD /`: a mismatch answer to a HEAD carries no body, so the bytes
+    that follow its head on the keep-alive connection are the next response's."""
+    import socket
+
     headers, body = openai_request()
-    with serving(caps["openai"]) as srv:
-        conn = http.client.HTTPConnection("127.0.0.1", srv.server.port, timeout=15)
-        conn.request("HEAD", "/")
-        r = conn.getresponse()
-        assert r.status == 400 and r.read() == b""
-        conn.request("POST", "/v1/chat/completions", body=body, headers=headers)
-        r2 = conn.getresponse()
-        assert r2.status == 200 and r2.read().rstrip().endswith(b"data: [DONE]")
-        conn.close()
+    post_req = (b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n" % len(body)
+                + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n" + body)
+    with serving(caps["openai"]) as srv, socket.create_connection(("127.0.0.1", srv.server.port), 15) as sock:
+        sock.sendall(b"HEAD / HTTP/1.1\r\nhost: x\r\n\r\n")
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 ")
+        sock.sendall(post_req)
+        while len(rest) < 12:
+            rest += sock.recv(65536)
+    assert rest.startswith(b"HTTP/1.1 200 ")
