@@ -370,3 +370,23 @@ def test_unmatched_head_gets_a_400_without_a_body_and_the_connection_stays_usabl
         while len(rest) < 12:
             rest += sock.recv(65536)
     assert rest.startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_recorded_body_kept_encoded_is_decoded_too(tmp_path):
+    """A capture whose request body was kept as sent (gzip bytes, b64; e.g. an import) and whose open
+    headers say so matches the live request by its JSON, whether the live one is gzipped or not."""
+    import gzip
+
+    from test_replay_support import fake_server, record_http
+
+    headers, body = openai_request()
+    gz = {**headers, "content-encoding": "gzip"}
+    cap = tmp_path / "gz.jsonl"
+    with fake_server("fake_openai.py", "--mode", "text", tmp=tmp_path) as port:
+        record_http(cap, port, "POST", "/v1/chat/completions", gz, gzip.compress(body))
+    [rec] = [m for m in channel_messages(cap) if m["dir"] == "c2s"]
+    assert "b64" in rec  # kept encoded
+    with serving(cap, loop=True) as srv:
+        assert post(srv.server.port, "/v1/chat/completions", gz, gzip.compress(body))[0] == 200
+        assert post(srv.server.port, "/v1/chat/completions", headers, body)[0] == 200
+        assert srv.server.mismatches == []
