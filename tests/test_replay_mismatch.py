@@ -156,3 +156,17 @@ def test_building_any_mismatch_answer_never_raises(live, recorded, path):
     assert len(mismatch_reason(mm).encode()) <= 123
     doc = orjson.loads(mismatch_body(mm, None, path))
     assert doc["wirecap"]["reason"] == mm.reason()
+
+
+def test_a_repeated_mismatch_is_printed_once_in_full():
+    from wirecap.replay.http_server import MismatchPrinter
+
+    out: list[str] = []
+    p = MismatchPrinter(out.append)
+    diffs = [("batch[0].n", 9, 27)]
+    p(Mismatch("http-3", 3, {}, 11, {}, diffs, what="request POST /batch/"))
+    p(Mismatch("http-3", 6, {}, 11, {}, diffs, what="request POST /batch/"))
+    p(Mismatch("http-3", 7, {}, 11, {}, [("batch[0].n", 9, 28)], what="request POST /batch/"))
+    assert out[0].startswith("replay mismatch: request POST /batch/ #3") and "\n" in out[0]
+    assert out[1] == "replay mismatch: request POST /batch/ #6: the same as before (seq 11)"
+    assert "live 28" in out[2] and "\n" in out[2]

@@ -77,14 +77,14 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
     one, and the recorded server messages that followed it are sent with their timing. Runs until
     interrupted (Ctrl-C or SIGTERM); exits 1 if any client message went unmatched.
     """
-    from wirecap.replay.http_server import ReplayServer, print_mismatch
+    from wirecap.replay.http_server import MismatchPrinter, ReplayServer
 
     host, p = _listen(listen)
     if port is not None:
         p = port
     server = ReplayServer.from_capture(
         capture, speed=speed, max_wait=max_wait, strict=mode == "strict", loop=loop, ignore=list(ignore),
-        on_mismatch=print_mismatch, log=None if quiet else lambda s: click.echo(f"wirecap replay: {s}", err=True))
+        on_mismatch=MismatchPrinter(), log=None if quiet else lambda s: click.echo(f"wirecap replay: {s}", err=True))
 
     async def main() -> None:
         actual = await server.start(host, p)

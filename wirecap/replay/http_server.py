@@ -476,5 +476,19 @@ class ThreadedReplayServer:
         self.stop()
 
 
-def print_mismatch(mm: Mismatch) -> None:
-    print(mm.report(), file=sys.stderr, flush=True)
+class MismatchPrinter:
+    """`on_mismatch` for the command line: the full report the first time, one line for a repeat
+    (a client retrying the same request, an SDK reconnecting) that differs the same way."""
+
+    def __init__(self, out: Callable[[str], None] | None = None) -> None:
+        self._out = out or (lambda s: print(s, file=sys.stderr, flush=True))
+        self._seen: set[tuple[Any, ...]] = set()
+
+    def __call__(self, mm: Mismatch) -> None:
+        key = (mm.what, mm.ch, mm.candidate_seq, tuple(mm.diff_lines()))
+        if key in self._seen:
+            self._out(f"replay mismatch: {mm.what} #{mm.index}: the same as before (seq {mm.candidate_seq})"
+                      if mm.candidate_seq is not None else "replay mismatch: " + mm.reason())
+            return
+        self._seen.add(key)
+        self._out(mm.report())
