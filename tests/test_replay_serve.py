@@ -390,3 +390,36 @@ def test_a_recorded_body_kept_encoded_is_decoded_too(tmp_path):
         assert post(srv.server.port, "/v1/chat/completions", gz, gzip.compress(body))[0] == 200
         assert post(srv.server.port, "/v1/chat/completions", headers, body)[0] == 200
         assert srv.server.mismatches == []
+
+
+def test_a_matching_bug_is_told_like_a_mismatch_not_a_dropped_connection(caps, monkeypatch):
+    """If matching itself raises (a bug), the HTTP client still gets a 400 naming it and a WebSocket
+    client a close 1008: a dropped connection would be retried."""
+    from wirecap.replay.match import Matcher
+
+    def broken(self, live, recorded):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(Matcher, "same", broken)
+    headers, body = openai_request()
+    msgs = channel_messages(caps["cb115"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+
+    async def ws(port: int) -> ConnectionClosedError:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as conn:
+            await conn.send(orjson.dumps(c2s[0]["json"]), text=True)
+            with pytest.raises(ConnectionClosedError) as ei:
+                while True:
+                    await asyncio.wait_for(conn.recv(), 10)
+            return ei.value
+
+    with serving(caps["openai"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers, body)
+        [mm] = srv.server.mismatches
+    assert status == 400
+    assert json.loads(data)["error"]["message"] == (
+        "wirecap replay mismatch: request POST /v1/chat/completions #0 on http: "
+        "wirecap could not match it: ValueError: boom")
+    with serving(caps["cb115"]) as srv:
+        err = asyncio.run(ws(srv.server.port))
+    assert err.rcvd.code == 1008 and "could not match it: ValueError: boom" in err.rcvd.reason

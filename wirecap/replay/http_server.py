@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from wirecap.capture.payload import encode_payload
 from wirecap.capture.sse import body_piece_bytes
 from wirecap.errors import WirecapError
 from wirecap.replay.match import MESSAGE_PREFIX, Mismatch, comparable
@@ -279,7 +280,11 @@ class ReplayServer:
         path = urlsplit(target).path or "/"
         keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
         body = decode_request_body(body, headers.get("content-encoding"))
-        script, mm = self.pool.take_http(method, path, body, strict=self.strict)
+        try:
+            script, mm = self.pool.take_http(method, path, body, strict=self.strict)
+        except Exception as e:  # noqa: BLE001 - a matching bug is told to the client, not a dropped connection
+            live = comparable(encode_payload(body)) if body else None
+            script, mm = None, Mismatch.failed("http", 0, live, e, what=f"request {method} {path}")
         if mm is not None:
             self.mismatch(mm)
         if script is None:
@@ -298,8 +303,6 @@ class ReplayServer:
         self.log(f"{script.ch}: {method} {target}")
         corr = Correlator()
         if script.request_body and body:
-            from wirecap.capture.payload import encode_payload
-
             corr.learn(comparable(request_payload(script)[0]), comparable(encode_payload(body)))
         await self._respond(c, script, method, version, keep, corr)
         return keep

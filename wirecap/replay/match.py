@@ -144,10 +144,13 @@ class Mismatch:
     diffs: list[tuple[str, Any, Any]] = field(default_factory=list)  # (path, recorded, live)
     what: str = "message"
     expected_seq: int | None = None
+    error: str | None = None  # matching itself failed (a bug): what was raised
 
     def reason(self) -> str:
         """One line: the message, the candidate and the first difference."""
         head = f"{self.what} #{self.index}{_named(self.live)} on {self.ch}"
+        if self.error is not None:
+            return f"{head}: wirecap could not match it: {self.error}"
         if self.candidate_seq is None:
             return f"{head}: no recorded {self.what} left to match"
         if not self.diffs and self.expected_seq not in (None, self.candidate_seq):
@@ -160,6 +163,12 @@ class Mismatch:
                 s += f" (+{len(self.diffs) - 1} more)"
         return s
 
+    @classmethod
+    def failed(cls, ch: str, index: int, live: Any, error: BaseException, what: str = "message") -> Mismatch:
+        """A message that could not be matched because matching raised: told like a mismatch (the
+        client stops and says why) instead of dropping the connection."""
+        return cls(ch, index, live, None, None, what=what, error=f"{type(error).__name__}: {error}"[:200])
+
     def message(self) -> str:
         """What the live client is told (an HTTP error message, the start of a WebSocket close reason)."""
         return MESSAGE_PREFIX + self.reason()
@@ -167,6 +176,8 @@ class Mismatch:
     def brief(self) -> str:
         """`message()` in about 120 characters (a WebSocket close reason): what, where, first difference."""
         head = f"{MESSAGE_PREFIX}{self.what} #{self.index}"
+        if self.error is not None:
+            return f"{head}: wirecap could not match it: {self.error}"
         if self.candidate_seq is None:
             return f"{head} on {self.ch}: no recorded {self.what} left"
         if not self.diffs:

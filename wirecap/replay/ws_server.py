@@ -152,7 +152,10 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
             return
         anchor = loop.time()
         live = _live_value(msg)
-        index, mm = cm.feed(live)
+        try:
+            index, mm = cm.feed(live)
+        except Exception as e:  # noqa: BLE001 - a matching bug ends the session the way a mismatch does
+            index, mm = None, Mismatch.failed(script.ch, cm.live_count, live, e)
         if mm is not None:
             replay.mismatch(mm)
             if index is None:
