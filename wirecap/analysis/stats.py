@@ -8,7 +8,13 @@ mapping (docs/stats.md) follows how established harnesses count:
   line, and it is only the `message_start` snapshot there); per field the largest value wins, so a
   later `message_delta` with the final output count replaces the snapshot;
 - session-level usage (Claude Code's `result`: `modelUsage` per model with `costUSD`) is the
-  authoritative total when present; the last one wins (it is cumulative).
+  authoritative total when present; the last one wins (it is cumulative);
+- thread-level usage (Codex `turn.completed`) is the thread's running total: each turn's figure is
+  the difference to the previous total; the first total of a resumed thread also holds the calls of
+  earlier runs, so it is reported as `thread_usage` and not as this session's usage.
+Calls are counted apart from failures: `llm_calls` are the calls that answered, `failed_calls` the
+attempts that failed (an error status, an error event, a client's retry notice, a synthetic API-error
+message) and `retries` the attempts the client said it retried; ttft comes only from real output.
 """
 
 from __future__ import annotations
@@ -59,6 +65,10 @@ class SessionStats:
         self.bytes = 0
         self.msg_usage: dict[Any, dict[str, Any]] = {}
         self.turn_usage: list[dict[str, Any]] = []
+        self.thread_usage: list[dict[str, Any]] = []
+        self.failed_ids: set[str] = set()
+        self.failed_calls = 0
+        self.retries = 0
         self.session_usage: dict[str, dict[str, Any]] = {}
         self.session_usage_seq: Any = None
         self.tool_names: dict[str, str] = {}
@@ -102,7 +112,8 @@ class SessionStats:
             self.types[ev.kind if ev.item is None else f"{ev.kind}:{ev.item}"] += 1
         kind = ev.kind
         if kind in _OUTPUT_KINDS:
-            if self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None):
+            if (self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None)
+                    and not ev.data.get("synthetic")):  # a client's made-up API-error message is no token
                 self.first_output_t = ev.t
             if kind == ITEM_COMPLETED and ev.item == TOOL_CALL:
                 name = str(ev.data.get("name"))
@@ -116,6 +127,13 @@ class SessionStats:
             self._usage(ev, data)
         elif kind == ERROR:
             self.errors += 1
+            if data.get("failed_call") or data.get("retry"):
+                self.failed_calls += 1
+                if data.get("retry"):
+                    self.retries += 1
+                mid = data.get("message_id")
+                if isinstance(mid, str) and mid:
+                    self.failed_ids.add(mid)
         elif kind == SESSION_STARTED:
             if self.session_id is None and data.get("session_id"):
                 self.session_id = str(data["session_id"])
@@ -140,6 +158,9 @@ class SessionStats:
         if scope == "turn":
             self.turn_usage.append(data)
             return
+        if scope == "thread":
+            self.thread_usage.append(data)
+            return
         if scope != "message" or not any(f in data for f in _FIELDS):
             return
         mid = data.get("message_id")
@@ -154,29 +175,38 @@ class SessionStats:
         if not prev.get("model") and data.get("model"):
             prev["model"] = data["model"]
 
+    def _thread_turns(self) -> list[dict[str, Any]]:
+        """Per-turn usages from a thread's running totals (the first one only when it is this run's own)."""
+        out: list[dict[str, Any]] = []
+        prev: dict[str, Any] | None = None
+        for u in self.thread_usage:
+            if prev is None:
+                if u.get("resumed") is not True:
+                    out.append(u)
+            else:
+                out.append({**u, **{f: max(_n(u.get(f)) - _n(prev.get(f)), 0) for f in _FIELDS}})
+            prev = u
+        return out
+
     def result(self) -> dict[str, Any]:
         models: dict[str, dict[str, Any]] = {}
+        thread_turns = self._thread_turns()
         if self.session_usage:
             sources = list(self.session_usage.items())
         else:
             sources = [(str(u.get("model") or self.model or "unknown"), u)
-                       for u in (*self.msg_usage.values(), *self.turn_usage)]
+                       for u in (*self.msg_usage.values(), *self.turn_usage, *thread_turns)]
         for model, u in sources:
-            m = models.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-                                          "cache_read_tokens": 0, "cache_creation_tokens": 0, "cost_usd": None})
-            inp, out = _n(u.get("input_tokens")), _n(u.get("output_tokens"))
-            cr, cc = _n(u.get("cache_read_tokens")), _n(u.get("cache_creation_tokens"))
-            m["prompt_tokens"] += inp + cr + cc
-            m["completion_tokens"] += out
-            m["total_tokens"] += inp + cr + cc + out
-            m["cache_read_tokens"] += cr
-            m["cache_creation_tokens"] += cc
-            if isinstance(u.get("cost_usd"), (int, float)):
-                m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
+            _add_usage(models, model, u)
         costs = [m["cost_usd"] for m in models.values() if m["cost_usd"] is not None]
         # the session's own total (Claude Code's result.total_cost_usd) wins: modelUsage may omit models
         total_cost = self.cost_hint if self.cost_hint is not None else (round(sum(costs), 10) if costs else None)
-        llm_calls = len(self.msg_usage) or len(self.turn_usage) or None
+        if self.msg_usage:  # a failed call's usage (a stream cut by an error event) is no answered call
+            llm_calls: int | None = sum(1 for k in self.msg_usage if k not in self.failed_ids)
+        else:
+            llm_calls = len(self.turn_usage) or len(self.thread_usage) or None
+        if llm_calls is None and self.failed_calls:
+            llm_calls = 0
         tools: Counter[str] = Counter(self.tool_names.values())
         tools.update(self.tool_anon)
         ttft = None
@@ -195,13 +225,35 @@ class SessionStats:
             "bytes": self.bytes if self.records_mode else None,
             "models_usage": models,
             "llm_calls": llm_calls,
+            "failed_calls": self.failed_calls,
+            "retries": self.retries,
             "tool_calls": dict(sorted(tools.items())),
             "total_cost": total_cost,
             "errors": self.errors,
         }
         if self.credits is not None:
             out["credits"] = self.credits
+        if self.thread_usage:
+            last = self.thread_usage[-1]
+            thread: dict[str, dict[str, Any]] = {}
+            _add_usage(thread, str(last.get("model") or self.model or "unknown"), last)
+            out["thread_usage"] = thread
+            out["resumed"] = last.get("resumed")
         return out
+
+
+def _add_usage(models: dict[str, dict[str, Any]], model: str, u: dict[str, Any]) -> None:
+    m = models.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+                                  "cache_read_tokens": 0, "cache_creation_tokens": 0, "cost_usd": None})
+    inp, out = _n(u.get("input_tokens")), _n(u.get("output_tokens"))
+    cr, cc = _n(u.get("cache_read_tokens")), _n(u.get("cache_creation_tokens"))
+    m["prompt_tokens"] += inp + cr + cc
+    m["completion_tokens"] += out
+    m["total_tokens"] += inp + cr + cc + out
+    m["cache_read_tokens"] += cr
+    m["cache_creation_tokens"] += cc
+    if isinstance(u.get("cost_usd"), (int, float)):
+        m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
 
 
 def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:

@@ -6,6 +6,11 @@ Traps handled here (all seen in real output, see docs/dialects/claude-code.md):
   message id, marked `snapshot`, and the `result` line's totals (`modelUsage` per model with
   `costUSD`, else `usage`) are emitted with scope "session" so stats prefers them.
 - `result` may be `subtype: "success"` with `is_error: true`: success is never inferred from subtype.
+- a failed API call is no LLM answer: Claude Code prints each retry as `system/api_retry` (an error
+  event with `retry: true`) and, when it gives up, a made-up `assistant` message (`model:
+  "<synthetic>"`, an `error` field, zero usage) whose text is the API error: its items are marked
+  `synthetic` (no time to first token) and it has no usage (no LLM call); its error event says
+  `failed_call: true`.
 """
 
 from __future__ import annotations
@@ -208,11 +213,11 @@ class ClaudeCodeDecoder(StreamDecoder):
         if not isinstance(sub, str):
             return [self.unparsed(rec, "system message without a subtype")]
         out: list[Event] = []
-        if sub == "api_retry":
+        if sub == "api_retry":  # an attempt failed and is retried: a failed call and a retry
             err = obj.get("error")
             out.append(self.ev(ERROR, rec, data={
                 "message": f"API retry {obj.get('attempt')}/{obj.get('max_retries')}: {err}",
-                "code": obj.get("error_status"), "fatal": False}))
+                "code": obj.get("error_status"), "fatal": False, "retry": True}))
         status = obj.get("status")
         text = status if isinstance(status, str) else sub
         out.append(self.status(rec, text, subtype=sub))
@@ -228,6 +233,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) else None
         model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
+        synthetic = model == "<synthetic>"  # made up by the client (an API error after its retries)
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -235,9 +241,12 @@ class ClaudeCodeDecoder(StreamDecoder):
             out.append(self.unparsed(rec, "assistant message content is not a list"))
             content = []
         for block in content:
-            out.append(self._block(rec, block, mid))
+            ev = self._block(rec, block, mid)
+            if synthetic:
+                ev.data["synthetic"] = True
+            out.append(ev)
         usage = msg.get("usage")
-        if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+        if usage.__class__ is dict and not synthetic and (mid is None or mid not in self.usage_seen):
             if mid is not None:
                 self.usage_seen.add(mid)
             data = {"model": model, "message_id": mid, **usage_fields(usage), "scope": "message"}
@@ -245,7 +254,10 @@ class ClaudeCodeDecoder(StreamDecoder):
                 data["snapshot"] = True
             out.append(self.ev(USAGE, rec, data=data))
         if obj.get("error"):
-            out.append(self.ev(ERROR, rec, data={"message": str(obj.get("error")), "code": None, "fatal": False}))
+            data = {"message": str(obj.get("error")), "code": None, "fatal": False}
+            if synthetic:
+                data["failed_call"] = True
+            out.append(self.ev(ERROR, rec, data=data))
         return out
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
@@ -439,7 +451,8 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def _stream_error(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
-        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True})]
+        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True,
+                                          "failed_call": True, "message_id": self.stream_mid})]
 
     # --- control protocol -----------------------------------------------------------------------------
     def _control_request(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:

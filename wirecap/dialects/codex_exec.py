@@ -2,8 +2,15 @@
 
 Items carry a `type`: agent_message, reasoning, command_execution, file_change, mcp_tool_call,
 web_search, todo_list, error. Tool-like items become a tool_call (and, when completed, a
-tool_result with the output). Usage comes per turn (`turn.completed.usage`), in OpenAI terms:
-`input_tokens` includes `cached_input_tokens`, so the universal input is the difference.
+tool_result with the output). `turn.completed.usage` is in OpenAI terms (`input_tokens` includes
+`cached_input_tokens`, so the universal input is the difference) and it is the thread's running
+total, not the turn's: Codex prints its last `ThreadTokenUsage.total` (codex-rs/exec,
+event_processor_with_jsonl_output.rs: `usage_from_last_total`), which sums every LLM call of the
+thread, including the calls of earlier runs when `codex exec resume` continues a thread. Usage is
+therefore emitted with scope "thread" (stats turns successive totals into per-turn figures) and
+`resumed` (from argv: `exec ... resume`), because the first total of a resumed run holds the
+earlier runs' calls too and no per-call figure can be read from stdout; the HTTP channel
+(`response.completed.usage`, one per call) has them.
 """
 
 from __future__ import annotations
@@ -45,6 +52,15 @@ class CodexExecDecoder(StreamDecoder):
         self.in_turn = False
         self.turns = 0
         self.open_items: dict[str, dict[str, Any]] = {}
+        self.resumed: bool | None = None  # None: no argv (an imported stdout)
+
+    def on_open(self, rec: dict[str, Any]) -> list[Event]:
+        argv = rec.get("argv")
+        if rec.get("kind") == "process" and isinstance(argv, list):
+            words = [a for a in argv if isinstance(a, str)]
+            # `codex exec [opts] resume [--last | ID] PROMPT`: a word "resume" after "exec"
+            self.resumed = "exec" in words and "resume" in words[words.index("exec") + 1:]
+        return []
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         t = obj.get("type")
@@ -64,7 +80,8 @@ class CodexExecDecoder(StreamDecoder):
                     "model": None, "message_id": f"turn-{self.turns}",
                     "input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
                     "cache_read_tokens": cached, "cache_creation_tokens": num(u.get("cache_write_input_tokens")),
-                    "reasoning_tokens": num(u.get("reasoning_output_tokens")), "scope": "turn"}))
+                    "reasoning_tokens": num(u.get("reasoning_output_tokens")), "scope": "thread",
+                    "resumed": self.resumed}))
             out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": "completed", "is_error": False}))
             return out
         if t == "turn.failed":
