@@ -21,6 +21,7 @@ from wirecap.dialects import (
     claude_code,
     codebuddy,
     codebuff_events,
+    codebuff_rest,
     codebuff_ws,
     codex_exec,
     openai_chat_sse,
@@ -43,6 +44,7 @@ DIALECTS: dict[str, Dialect] = {
         anthropic_sse,
         openai_chat_sse,
         openai_responses_sse,
+        codebuff_rest,
     )
 }
 
@@ -166,6 +168,14 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
             return hint, f"the open record names dialect {hint!r}"
         why.append(f"dialect hint {hint!r} is not a known dialect")
     kind = o.get("kind")
+    for d in sorted((d for d in DIALECTS.values() if d.sniff is not None), key=lambda d: d.priority):
+        if d.transport == _TRANSPORT_OF_KIND.get(kind):  # a dialect's own sniff comes first
+            try:
+                reason = d.sniff(open_record, first_msgs)  # type: ignore[misc]
+            except Exception:  # noqa: BLE001 - a sniff must not raise; if one does, it did not answer
+                reason = None
+            if reason:
+                return d.name, reason
     if kind in ("ws", "http"):
         url = o.get("url") if isinstance(o.get("url"), str) else ""
         try:

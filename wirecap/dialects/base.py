@@ -60,6 +60,8 @@ class Dialect:
     summary: str
     volatile: tuple[str, ...] = ()
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
+    sniff: Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None] | None = None
+    priority: int = 100
 
 
 def raw_payload(rec: dict[str, Any]) -> Any:
