@@ -62,10 +62,9 @@ GOLDEN = {
                                                             "cost": None, "llm_calls": 1, "tools": {}}),
     "http_openai_responses_tool": ("openai-responses-sse", {"model": "fake-model", "prompt": 66, "completion": 12,
                                                             "cost": None, "llm_calls": 1, "tools": {"shell": 1}}),
-    # the error event cut the message: its usage (message_start snapshot) stays, but it is a failed
-    # call, not an answered one
-    "http_anthropic_sse_error": ("anthropic-sse", {"model": "claude-fake-1", "prompt": 75, "completion": 1,
-                                                   "cost": None, "llm_calls": 0, "tools": {}, "errors": 1}),
+    # the error event cut the message: a failed call, not an answered one; its message_start usage
+    # (75 in, 1 out) is reported as failed_usage (tests/test_stats_per_call.py), not as models_usage
+    "http_anthropic_sse_error": ("anthropic-sse", {"usage": None, "tools": {}, "errors": 1}),
     "http_anthropic_http_error": ("anthropic-sse", {"usage": None, "tools": {}, "errors": 1}),
 }
 

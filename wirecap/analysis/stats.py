@@ -14,7 +14,9 @@ mapping (docs/stats.md) follows how established harnesses count:
   earlier runs, so it is reported as `thread_usage` and not as this session's usage.
 Calls are counted apart from failures: `llm_calls` are the calls that answered, `failed_calls` the
 attempts that failed (an error status, an error event, a client's retry notice, a synthetic API-error
-message) and `retries` the attempts the client said it retried; ttft comes only from real output.
+message) and `retries` the attempts the client said it retried; the usage a failed call had reported
+(a stream cut by an error event) is `failed_usage`, not part of `models_usage`; ttft comes only from
+real output.
 """
 
 from __future__ import annotations
@@ -191,11 +193,16 @@ class SessionStats:
     def result(self) -> dict[str, Any]:
         models: dict[str, dict[str, Any]] = {}
         thread_turns = self._thread_turns()
+        answered = [u for k, u in self.msg_usage.items() if k not in self.failed_ids]
+        failed: dict[str, dict[str, Any]] = {}
+        for k, u in self.msg_usage.items():  # what a call that failed had reported (it is not an answer)
+            if k in self.failed_ids:
+                _add_usage(failed, str(u.get("model") or self.model or "unknown"), u)
         if self.session_usage:
             sources = list(self.session_usage.items())
         else:
             sources = [(str(u.get("model") or self.model or "unknown"), u)
-                       for u in (*self.msg_usage.values(), *self.turn_usage, *thread_turns)]
+                       for u in (*answered, *self.turn_usage, *thread_turns)]
         for model, u in sources:
             _add_usage(models, model, u)
         costs = [m["cost_usd"] for m in models.values() if m["cost_usd"] is not None]
@@ -233,6 +240,8 @@ class SessionStats:
         }
         if self.credits is not None:
             out["credits"] = self.credits
+        if failed:
+            out["failed_usage"] = failed
         if self.thread_usage:
             last = self.thread_usage[-1]
             thread: dict[str, dict[str, Any]] = {}
@@ -270,7 +279,7 @@ def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
         if s is None:
             s = sessions[key] = SessionStats(ch, ev.dialect or None)
         s.add_event(ev)
-    return [s.result() for s in sessions.values()]
+    return link_wire_sessions([s.result() for s in sessions.values()], {k for (k, _d) in sessions if k.startswith("proc")})
 
 
 def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
@@ -306,14 +315,99 @@ def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = No
             s.count_waiting(unit.decoder)
         for ev in events:
             s.add_event(ev)
+    procs = {u.key for u in decoding.units.values() if u.kind == "process"}
+    results = link_wire_sessions([s.result() for s in sessions.values()], procs)
     wanted = set(channels)
     if wanted:
         missing = sorted(wanted - decoding.chan_unit.keys())
         if missing:
             raise UnknownChannel(missing[0], sorted(decoding.chan_unit))
         keys = {decoding.chan_unit[c].key for c in wanted}
-        return [s.result() for k, s in sessions.items() if k in keys]
-    return [s.result() for s in sessions.values()]
+        return [r for r in results if r["ch"] in keys]
+    return results
+
+
+def link_wire_sessions(sessions: list[dict[str, Any]], process_keys: set[str]) -> list[dict[str, Any]]:
+    """Mark the network sessions of a capture with one decoded process as that process's (`part_of`).
+
+    `wirecap record -- CMD` puts CMD's stdout and the HTTP / WebSocket traffic it caused in one
+    capture: the same LLM calls are then seen twice, as the agent reports them (stdout) and as they
+    crossed the wire. With exactly one decoded process, every decoded network session is its traffic;
+    `capture_totals` then counts the calls once. With several processes the owner is unknown: no link.
+    """
+    procs = [s for s in sessions if s["ch"] in process_keys and s["dialect"]]
+    if len(procs) != 1:
+        return sessions
+    owner = procs[0]["ch"]
+    for s in sessions:
+        if s["dialect"] and s["ch"] not in process_keys:
+            s["part_of"] = owner
+    return sessions
+
+
+def counted_sessions(sessions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the sessions whose calls, tokens and tool calls count, the sessions whose cost counts): for a
+    process with wire sessions (`part_of`) that have usage or calls, the wire's; else each session's own."""
+    wire_of: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        if s.get("part_of"):
+            wire_of.setdefault(s["part_of"], []).append(s)
+    counted: list[dict[str, Any]] = []
+    cost_from: list[dict[str, Any]] = []
+    for s in sessions:
+        if s.get("part_of"):
+            continue
+        wire = wire_of.get(s["ch"], [])
+        if any(w.get("models_usage") or w.get("llm_calls") or w.get("failed_calls") for w in wire):
+            counted.extend(wire)
+            cost_from.extend([s] if isinstance(s.get("total_cost"), (int, float)) else wire)
+        else:
+            counted.append(s)
+            cost_from.append(s)
+    return counted, cost_from
+
+
+_TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_creation_tokens", "total_tokens")
+
+
+def capture_totals(sessions: list[dict[str, Any]]) -> dict[str, float | None]:
+    """One number per metric over the sessions of one capture, each LLM call counted once.
+
+    A process whose traffic is in the same capture (`part_of`) is seen twice; its calls are taken from
+    one side only: the wire's (one usage per call, exact even where the agent reports a running total,
+    e.g. a resumed Codex thread) when a network session of that process has usage or calls, else the
+    process's. Tool calls follow the same side. Cost: the process's own total when it reports one
+    (Claude Code's result; the wire carries no price), else the sum. Duration and ttft: the process's
+    when there is one (its wall time; network exchanges overlap it), else the sum of durations and
+    the first ttft. `errors` adds every session's (each side reports what it saw), as do `retries`
+    (only an agent's own output tells them).
+    """
+    tot: dict[str, float | None] = {"sessions": float(len(sessions)), "duration": None, "ttft": None,
+                                    "llm_calls": 0.0, "failed_calls": 0.0, "retries": 0.0,
+                                    **dict.fromkeys(_TOKEN_KEYS, 0.0), "tool_calls": 0.0, "cost_usd": 0.0,
+                                    "errors": 0.0}
+    counted, cost_from = counted_sessions(sessions)
+    wire_of = {s["part_of"] for s in sessions if s.get("part_of")}
+    for s in counted:
+        for usage in (s.get("models_usage") or {}).values():
+            if isinstance(usage, dict):
+                for k in _TOKEN_KEYS:
+                    tot[k] = (tot[k] or 0.0) + _n(usage.get(k))
+        for k in ("llm_calls", "failed_calls"):
+            tot[k] = (tot[k] or 0.0) + _n(s.get(k))
+        tc = s.get("tool_calls")
+        if isinstance(tc, dict):
+            tot["tool_calls"] = (tot["tool_calls"] or 0.0) + sum(_n(v) for v in tc.values())
+    tot["cost_usd"] = float(sum(_n(s.get("total_cost")) for s in cost_from))
+    tot["errors"] = float(sum(_n(s.get("errors")) for s in sessions))
+    tot["retries"] = float(sum(_n(s.get("retries")) for s in sessions))  # only an agent's stdout reports them
+    owners = [s for s in sessions if s["ch"] in wire_of]
+    timed = owners or sessions
+    durs = [s["duration"] for s in timed if isinstance(s.get("duration"), (int, float))]
+    tot["duration"] = float(sum(durs)) if durs else None
+    ttfts = [s["ttft"] for s in timed if isinstance(s.get("ttft"), (int, float))]
+    tot["ttft"] = float(ttfts[0]) if ttfts else None
+    return tot
 
 
 class UnknownChannel(LookupError):
