@@ -16,6 +16,13 @@ def _last_of(sessions: list[dict[str, Any]], cap: str) -> dict[str, Any] | None:
     return mine[-1] if mine else None
 
 
+def _total_calls(sessions: list[dict[str, Any]], cap: str, t: dict[str, Any]) -> Any:
+    """The total's LLM calls; "-" when no session of the capture reports calls at all."""
+    if all(s["llm_calls"] is None for s in sessions if s["capture"] == cap):
+        return "-"
+    return int(t["llm_calls"] or 0)
+
+
 def _fmt(v: Any, digits: int = 3) -> str:
     if v is None:
         return "-"
@@ -75,7 +82,8 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
             t = totals[s["capture"]]
             rows.append((s["capture"] if len(captures) > 1 else "", "(total, calls once)", "", "", _fmt(t["duration"]),
                          _fmt(t["ttft"]), "", "", "", int(t["prompt_tokens"] or 0), int(t["completion_tokens"] or 0),
-                         int(t["llm_calls"] or 0), int(t["failed_calls"] or 0) or "-", int(t["tool_calls"] or 0) or "-",
+                         _total_calls(sessions, s["capture"], t), int(t["failed_calls"] or 0) or "-",
+                         int(t["tool_calls"] or 0) or "-",
                          _fmt(t["cost_usd"], 6), int(t["errors"] or 0)))
     headers = ["capture", "session", "ch", "dialect", "duration s", "ttft s", "msgs", "bytes", "models",
                "prompt tok", "compl tok", "llm calls", "failed", "tools", "cost $", "errors"]
