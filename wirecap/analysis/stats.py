@@ -186,7 +186,7 @@ class SessionStats:
                 if u.get("resumed") is not True:
                     out.append(u)
             else:
-                out.append({**u, **{f: max(_n(u.get(f)) - _n(prev.get(f)), 0) for f in _FIELDS}})
+                out.append({**u, **{f: max(_n(u.get(f)) - _n(prev.get(f)), 0) for f in (*_FIELDS, "reasoning_tokens")}})
             prev = u
         return out
 
@@ -253,7 +253,8 @@ class SessionStats:
 
 def _add_usage(models: dict[str, dict[str, Any]], model: str, u: dict[str, Any]) -> None:
     m = models.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-                                  "cache_read_tokens": 0, "cache_creation_tokens": 0, "cost_usd": None})
+                                  "cache_read_tokens": 0, "cache_creation_tokens": 0, "reasoning_tokens": 0,
+                                  "cost_usd": None})
     inp, out = _n(u.get("input_tokens")), _n(u.get("output_tokens"))
     cr, cc = _n(u.get("cache_read_tokens")), _n(u.get("cache_creation_tokens"))
     m["prompt_tokens"] += inp + cr + cc
@@ -261,6 +262,7 @@ def _add_usage(models: dict[str, dict[str, Any]], model: str, u: dict[str, Any])
     m["total_tokens"] += inp + cr + cc + out
     m["cache_read_tokens"] += cr
     m["cache_creation_tokens"] += cc
+    m["reasoning_tokens"] += _n(u.get("reasoning_tokens"))  # as the API reports them (OpenAI: inside output)
     if isinstance(u.get("cost_usd"), (int, float)):
         m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
 
