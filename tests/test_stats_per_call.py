@@ -2,7 +2,7 @@
 fakes (tests/fixtures/lab), each holding the client's stdout and the HTTP / WebSocket traffic it caused.
 
 Fixtures (tests/fixtures/stats/, gzip): Codex 0.169 `exec --json` and `exec resume --last` in the same
-HOME; Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
+HOME (a hello pair, and a tool pair with fake_openai `--mode tool`); Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
 `sse_error` (an error event mid-stream) and a refused connection; Codebuff SDK 0.3.13 and CLI 1.0.115
 tool runs (WebSocket); Codebuff SDK 0.10.7 tool run and fake_openai `http_error` (REST + chat SSE).
 The numbers asserted are read by hand from the captures (see the comments).
@@ -68,6 +68,20 @@ def test_codex_resumed_run_reports_the_call_not_the_thread() -> None:
     assert (t["prompt_tokens"], t["completion_tokens"], t["llm_calls"]) == (9726, 12, 1)
 
 
+def test_codex_tool_round_trip_turn_is_the_sum_of_its_calls() -> None:
+    # `exec "run echo hi"` (fake_openai --mode tool): two /v1/responses calls, 9620 / 12 and 9732 / 12;
+    # stdout turn.completed: 19352 / 24, their sum. Then `exec resume --last`: two calls, 10094 / 12 and
+    # 10206 / 12; stdout turn.completed: 39652 / 48, the whole thread.
+    s = _by_ch("codex_tool")
+    assert _tokens(s["proc"]) == (19352, 24) == (_tokens(s["http-1"])[0] + _tokens(s["http-2"])[0], 24)
+    t = capture_totals(list(s.values()))
+    assert (t["prompt_tokens"], t["completion_tokens"], t["llm_calls"], t["tool_calls"]) == (19352, 24, 2, 1)
+    r = _by_ch("codex_tool_resume")
+    assert r["proc"]["models_usage"] == {} and r["proc"]["thread_usage"]["unknown"]["prompt_tokens"] == 39652
+    t = capture_totals(list(r.values()))
+    assert (t["prompt_tokens"], t["completion_tokens"], t["llm_calls"]) == (10094 + 10206, 24, 2)
+
+
 def _codex_records(argv: list[str] | None, totals: list[tuple[int, int]]) -> list[dict]:
     recs: list[dict] = []
     if argv is not None:
@@ -87,6 +101,7 @@ def _codex_records(argv: list[str] | None, totals: list[tuple[int, int]]) -> lis
 @pytest.mark.parametrize(("argv", "want"), [
     (["codex", "exec", "--json", "hi"], (300, 30)),  # a new thread: every total is this run's
     (["codex", "exec", "--json", "resume", "--last", "hi"], (200, 20)),  # resumed: only the growth
+    (["codex", "e", "resume", "--last", "hi"], (200, 20)),  # `e` is exec's alias
     (None, (300, 30)),  # stdout alone (no argv): taken as a new thread
 ])
 def test_codex_thread_totals_become_per_turn_differences(argv, want) -> None:

@@ -58,8 +58,9 @@ class CodexExecDecoder(StreamDecoder):
         argv = rec.get("argv")
         if rec.get("kind") == "process" and isinstance(argv, list):
             words = [a for a in argv if isinstance(a, str)]
-            # `codex exec [opts] resume [--last | ID] PROMPT`: a word "resume" after "exec"
-            self.resumed = "exec" in words and "resume" in words[words.index("exec") + 1:]
+            # `codex exec [opts] resume [--last | ID] PROMPT` (`e` is exec's alias): "resume" after it
+            sub = next((i for i, w in enumerate(words) if w in ("exec", "e")), None)
+            self.resumed = sub is not None and "resume" in words[sub + 1:]
         return []
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
