@@ -125,7 +125,7 @@ def test_claude_every_call_failed_http_529() -> None:
 
 
 def test_claude_connection_refused_is_no_call() -> None:
-    # the same synthetic answer after ConnectionRefused (no HTTP exchange recorded at all)
+    # the same synthetic answer after "Unable to connect to API (ConnectionRefused)": no exchange recorded
     proc = _by_ch("claude_conn_refused")["proc"]
     assert (proc["llm_calls"], proc["failed_calls"], proc["retries"], proc["ttft"]) == (0, 2, 1, None)
     synthetic = [e for e in decode_capture(_cap("claude_conn_refused"))
