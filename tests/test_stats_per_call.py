@@ -3,7 +3,8 @@ fakes (tests/fixtures/lab), each holding the client's stdout and the HTTP / WebS
 
 Fixtures (tests/fixtures/stats/, gzip): Codex 0.169 `exec --json` and `exec resume --last` in the same
 HOME (a hello pair, and a tool pair with fake_openai `--mode tool`); Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
-`sse_error` (an error event mid-stream) and a refused connection; Codebuff SDK 0.3.13 and CLI 1.0.115
+`sse_error` (an error event mid-stream) and a refused connection; CodeBuddy 2.117 against fake_openai
+`http_error`; Codebuff SDK 0.3.13 and CLI 1.0.115
 tool runs (WebSocket); Codebuff SDK 0.10.7 tool run and fake_openai `http_error` (REST + chat SSE).
 The numbers asserted are read by hand from the captures (see the comments).
 """
@@ -131,6 +132,17 @@ def test_claude_connection_refused_is_no_call() -> None:
     synthetic = [e for e in decode_capture(_cap("claude_conn_refused"))
                  if e.kind == "item.completed" and e.data.get("synthetic")]
     assert len(synthetic) == 1 and "API Error" in synthetic[0].data["text"]
+
+
+def test_codebuddy_api_error_message_is_no_call() -> None:
+    # CodeBuddy 2.117 against fake_openai http_error: one 400 exchange; stdout prints the error as an
+    # assistant message (zero usage, no _requestId) and a result error_during_execution. Before: 1 LLM
+    # call and a 9.6 s ttft.
+    s = _by_ch("codebuddy_http_error")
+    proc = s["proc"]
+    assert (proc["llm_calls"], proc["failed_calls"], proc["ttft"]) == (0, 1, None)
+    assert (s["http-1"]["llm_calls"], s["http-1"]["failed_calls"]) == (0, 1)
+    assert capture_totals(list(s.values()))["failed_calls"] == 1
 
 
 def test_claude_stream_cut_by_error_event_then_retried() -> None:

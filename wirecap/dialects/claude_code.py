@@ -233,7 +233,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) else None
         model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
-        synthetic = model == "<synthetic>"  # made up by the client (an API error after its retries)
+        synthetic = self.made_up(obj, msg)  # by the client (an API error after its retries), not the model
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -253,12 +253,17 @@ class ClaudeCodeDecoder(StreamDecoder):
             if self.usage_is_snapshot:
                 data["snapshot"] = True
             out.append(self.ev(USAGE, rec, data=data))
-        if obj.get("error"):
-            data = {"message": str(obj.get("error")), "code": None, "fatal": False}
+        if obj.get("error") or synthetic:
+            text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)), None)
+            data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
             if synthetic:
                 data["failed_call"] = True
             out.append(self.ev(ERROR, rec, data=data))
         return out
+
+    def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
+        """An assistant message the client wrote itself (Claude Code: `model: "<synthetic>"`), not an LLM answer."""
+        return msg.get("model") == "<synthetic>"
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
         if block.__class__ is not dict:
