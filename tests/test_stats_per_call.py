@@ -2,7 +2,8 @@
 fakes (tests/fixtures/lab), each holding the client's stdout and the HTTP / WebSocket traffic it caused.
 
 Fixtures (tests/fixtures/stats/, gzip): Codex 0.169 `exec --json` and `exec resume --last` in the same
-HOME (a hello pair, and a tool pair with fake_openai `--mode tool`); Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
+HOME (a hello pair, and a tool pair with fake_openai `--mode tool`), and one run against `http_error`;
+Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
 `sse_error` (an error event mid-stream) and a refused connection; CodeBuddy 2.117 against fake_openai
 `http_error`; Codebuff SDK 0.3.13 and CLI 1.0.115
 tool runs (WebSocket); Codebuff SDK 0.10.7 tool run and fake_openai `http_error` (REST + chat SSE).
@@ -81,6 +82,13 @@ def test_codex_tool_round_trip_turn_is_the_sum_of_its_calls() -> None:
     assert r["proc"]["models_usage"] == {} and r["proc"]["thread_usage"]["unknown"]["prompt_tokens"] == 39652
     t = capture_totals(list(r.values()))
     assert (t["prompt_tokens"], t["completion_tokens"], t["llm_calls"]) == (10094 + 10206, 24, 2)
+
+
+def test_codex_failed_turn_is_a_failed_call() -> None:
+    # fake_openai http_error: the one /v1/responses answers 400; stdout `error` + `turn.failed`
+    s = _by_ch("codex_http_error")
+    assert (s["proc"]["llm_calls"], s["proc"]["failed_calls"], s["proc"]["ttft"]) == (0, 1, None)
+    assert (s["http-1"]["llm_calls"], s["http-1"]["failed_calls"]) == (0, 1)
 
 
 def _codex_records(argv: list[str] | None, totals: list[tuple[int, int]]) -> list[dict]:

@@ -89,7 +89,9 @@ class CodexExecDecoder(StreamDecoder):
             self.in_turn = False
             err = obj.get("error") if isinstance(obj.get("error"), dict) else {}
             self.find(ERROR_SEV, "codex-turn-failed", f"turn failed: {err.get('message')}"[:160], rec)
-            return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": None, "fatal": True}),
+            # the turn's last LLM call failed (an error answer, a stream that broke after the retries)
+            return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": None, "fatal": True,
+                                              "failed_call": True}),
                     self.ev(TURN_ENDED, rec, data={"stop_reason": "failed", "is_error": True})]
         if t == "error":
             self.find(ERROR_SEV, "codex-error", f"error event: {obj.get('message')}"[:160], rec)
