@@ -4,8 +4,8 @@ fakes (tests/fixtures/lab), each holding the client's stdout and the HTTP / WebS
 Fixtures (tests/fixtures/stats/, gzip): Codex 0.169 `exec --json` and `exec resume --last` in the same
 HOME (a hello pair, and a tool pair with fake_openai `--mode tool`), and one run against `http_error`;
 Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
-`sse_error` (an error event mid-stream) and a refused connection; CodeBuddy 2.117 against fake_openai
-`http_error`; Codebuff SDK 0.3.13 and CLI 1.0.115
+`sse_error` (an error event mid-stream) and a refused connection; CodeBuddy 2.117 and opencode 1.18.33
+against fake_openai `http_error`; Codebuff SDK 0.3.13 and CLI 1.0.115
 tool runs (WebSocket); Codebuff SDK 0.10.7 tool run and fake_openai `http_error` (REST + chat SSE).
 The numbers asserted are read by hand from the captures (see the comments).
 """
@@ -151,6 +151,16 @@ def test_codebuddy_api_error_message_is_no_call() -> None:
     assert (proc["llm_calls"], proc["failed_calls"], proc["ttft"]) == (0, 1, None)
     assert (s["http-1"]["llm_calls"], s["http-1"]["failed_calls"]) == (0, 1)
     assert capture_totals(list(s.values()))["failed_calls"] == 1
+
+
+def test_opencode_api_error_is_a_failed_call() -> None:
+    # opencode 1.18.33 against fake_openai http_error: title and main request both answer 400; stdout has
+    # one `error` event (APIError, statusCode 400). (Decoded as opencode by --dialect: its argv starts with
+    # `env -i HOME=...`, which detection does not look through.)
+    s = {x["ch"]: x for x in stats_capture(_cap("opencode_http_error"), dialect="opencode") if x["dialect"]}
+    assert (s["proc"]["llm_calls"], s["proc"]["failed_calls"], s["proc"]["ttft"]) == (0, 1, None)
+    wire = [x for x in stats_capture(_cap("opencode_http_error")) if x["dialect"] == "openai-chat-sse"]
+    assert [(x["llm_calls"], x["failed_calls"]) for x in wire] == [(0, 1), (0, 1)]
 
 
 def test_claude_stream_cut_by_error_event_then_retried() -> None:
