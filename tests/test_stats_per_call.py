@@ -142,6 +142,24 @@ def test_claude_connection_refused_is_no_call() -> None:
     assert len(synthetic) == 1 and "API Error" in synthetic[0].data["text"]
 
 
+def test_claude_made_up_message_that_is_no_error() -> None:
+    # Claude Code also makes up messages that report no failure ("No response requested."): no call, no
+    # token, and no failed call either
+    line = {"type": "assistant", "message": {"id": "m-1", "model": "<synthetic>", "role": "assistant",
+            "content": [{"type": "text", "text": "No response requested."}],
+            "usage": {"input_tokens": 0, "output_tokens": 0}}, "session_id": "s"}
+    recs = [{"seq": 1, "t": 0.0, "type": "open", "ch": "proc", "kind": "process", "argv": ["claude"]},
+            {"seq": 2, "t": 0.0, "type": "open", "ch": "stdout", "kind": "pipe", "proc": "proc"},
+            {"seq": 3, "t": 0.1, "type": "msg", "ch": "stdout", "dir": "s2c",
+             "json": {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-x"}},
+            {"seq": 4, "t": 0.5, "type": "msg", "ch": "stdout", "dir": "s2c", "json": line}]
+    s = stats_records(recs)[0]
+    assert (s["llm_calls"], s["failed_calls"], s["ttft"], s["errors"]) == (None, 0, None, 0)
+    line["error"] = "server_error"  # the API-error form: a failed call
+    s = stats_records(recs)[0]
+    assert (s["llm_calls"], s["failed_calls"], s["ttft"], s["errors"]) == (0, 1, None, 1)
+
+
 def test_codebuddy_api_error_message_is_no_call() -> None:
     # CodeBuddy 2.117 against fake_openai http_error: one 400 exchange; stdout prints the error as an
     # assistant message (zero usage, no _requestId) and a result error_during_execution. Before: 1 LLM

@@ -253,10 +253,11 @@ class ClaudeCodeDecoder(StreamDecoder):
             if self.usage_is_snapshot:
                 data["snapshot"] = True
             out.append(self.ev(USAGE, rec, data=data))
-        if obj.get("error") or synthetic:
-            text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)), None)
+        text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)), None)
+        failed = synthetic and self.made_up_error(obj, text)
+        if obj.get("error") or failed:
             data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
-            if synthetic:
+            if failed:
                 data["failed_call"] = True
             out.append(self.ev(ERROR, rec, data=data))
         return out
@@ -264,6 +265,11 @@ class ClaudeCodeDecoder(StreamDecoder):
     def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
         """An assistant message the client wrote itself (Claude Code: `model: "<synthetic>"`), not an LLM answer."""
         return msg.get("model") == "<synthetic>"
+
+    def made_up_error(self, obj: dict[str, Any], text: str | None) -> bool:
+        """Whether a made-up message reports a failed API call (Claude Code also makes up messages such as
+        "No response requested." or "[Request interrupted by user]", which are no failure)."""
+        return bool(obj.get("error")) or (text or "").startswith("API Error")
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
         if block.__class__ is not dict:

@@ -27,6 +27,9 @@ class CodeBuddyDecoder(ClaudeCodeDecoder):
         return ("_requestId" not in obj and isinstance(usage, dict)
                 and not any(v for k, v in usage_fields(usage).items()))
 
+    def made_up_error(self, obj: dict[str, Any], text: str | None) -> bool:
+        return True  # the only message CodeBuddy makes up is the API error's
+
     def other(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         if obj.get("type") == "file-history-snapshot":
             snap = obj.get("snapshot") if isinstance(obj.get("snapshot"), dict) else {}
