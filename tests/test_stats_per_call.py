@@ -142,6 +142,27 @@ def test_claude_connection_refused_is_no_call() -> None:
     assert len(synthetic) == 1 and "API Error" in synthetic[0].data["text"]
 
 
+def test_stream_that_died_without_its_end_is_a_failed_call() -> None:
+    # an Anthropic stream cut after a text delta (no message_stop, no error event): the call failed
+    ch = "http-1"
+    recs = [{"seq": 1, "t": 0.0, "type": "open", "ch": ch, "kind": "http", "method": "POST",
+             "url": "http://127.0.0.1:9/v1/messages"},
+            {"seq": 2, "t": 0.01, "type": "msg", "ch": ch, "dir": "c2s", "json": {"model": "claude-x", "messages": []}},
+            {"seq": 3, "t": 0.02, "type": "response", "ch": ch, "status": 200, "sse": True},
+            {"seq": 4, "t": 0.03, "type": "msg", "ch": ch, "dir": "s2c", "sse": {"event": "message_start"},
+             "json": {"type": "message_start", "message": {"id": "msg_1", "model": "claude-x",
+                                                           "usage": {"input_tokens": 75, "output_tokens": 1}}}},
+            {"seq": 5, "t": 0.04, "type": "msg", "ch": ch, "dir": "s2c", "sse": {"event": "content_block_start"},
+             "json": {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}},
+            {"seq": 6, "t": 0.05, "type": "msg", "ch": ch, "dir": "s2c", "sse": {"event": "content_block_delta"},
+             "json": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hel"}}},
+            {"seq": 7, "t": 0.06, "type": "close", "ch": ch, "status": 200}]
+    s = stats_records(recs)[0]
+    assert (s["llm_calls"], s["failed_calls"], s["models_usage"]) == (0, 1, {})
+    assert s["failed_usage"]["claude-x"]["prompt_tokens"] == 75
+    assert s["ttft"] is not None  # its first token did come
+
+
 def test_claude_made_up_message_that_is_no_error() -> None:
     # Claude Code also makes up messages that report no failure ("No response requested."): no call, no
     # token, and no failed call either

@@ -13,8 +13,8 @@ mapping (docs/stats.md) follows how established harnesses count:
   the difference to the previous total; the first total of a resumed thread also holds the calls of
   earlier runs, so it is reported as `thread_usage` and not as this session's usage.
 Calls are counted apart from failures: `llm_calls` are the calls that answered, `failed_calls` the
-attempts that failed (an error status, an error event, a client's retry notice, a synthetic API-error
-message) and `retries` the attempts the client said it retried; the usage a failed call had reported
+attempts that failed (an error status, an error event, a stream that ended without its terminal
+event, a client's retry notice, a synthetic API-error message) and `retries` the attempts the client said it retried; the usage a failed call had reported
 (a stream cut by an error event) is `failed_usage`, not part of `models_usage`; ttft comes only from
 real output.
 """
@@ -36,6 +36,7 @@ from wirecap.events import (
     REASONING,
     SESSION_STARTED,
     TOOL_CALL,
+    TURN_ENDED,
     TURN_STARTED,
     USAGE,
     Event,
@@ -141,6 +142,11 @@ class SessionStats:
                 self.session_id = str(data["session_id"])
             if data.get("model") and self.model is None:
                 self.model = str(data["model"])
+        elif kind == TURN_ENDED and data.get("truncated"):  # a stream that died without its end: failed
+            self.failed_calls += 1
+            mid = data.get("message_id")
+            if isinstance(mid, str) and mid:
+                self.failed_ids.add(mid)
         elif kind == TURN_STARTED and not self.records_mode and self.first_output_t is None:
             self.start_t = ev.t
         if "cost_usd" in data and kind != USAGE and isinstance(data.get("cost_usd"), (int, float)):

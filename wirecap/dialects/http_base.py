@@ -192,7 +192,7 @@ class HttpDecoder(Decoder):
             self.find(ERROR_SEV, "sse-no-terminal", f"the event stream ended without its {self.terminal_name} "
                       f"({self.events} events)", rec if rec.get("seq") is not None else None, seq=self.last_seq)
             out.extend(self.complete_open_items(rec))
-            self.end_turn(rec, out, stop_reason=None, is_error=True, truncated=True)
+            self.end_turn(rec, out, stop_reason=None, is_error=True, truncated=True, message_id=self.message_id())
         else:
             self.end_turn(rec, out, stop_reason=None, is_error=False)
         out.extend(self.end_session(rec, status=self.status_code))
