@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from wirecap.dialects.base import Dialect
-from wirecap.dialects.claude_code import _VOLATILE, RULES, ClaudeCodeDecoder, usage_fields
+from wirecap.dialects.claude_code import _VOLATILE, RULES, ClaudeCodeDecoder
 from wirecap.events import Event
 
 
@@ -24,8 +24,8 @@ class CodeBuddyDecoder(ClaudeCodeDecoder):
 
     def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
         usage = msg.get("usage")
-        return ("_requestId" not in obj and isinstance(usage, dict)
-                and not any(v for k, v in usage_fields(usage).items()))
+        return ("_requestId" not in obj and isinstance(usage, dict)  # every count zero (nested details aside)
+                and not any(v for v in usage.values() if isinstance(v, (int, float))))
 
     def made_up_error(self, obj: dict[str, Any], text: str | None) -> bool:
         return True  # the only message CodeBuddy makes up is the API error's
