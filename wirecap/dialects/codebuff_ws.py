@@ -17,9 +17,8 @@ Envelopes: client `identify` / `subscribe` / `unsubscribe` / `ping` / `action` (
 
 from __future__ import annotations
 
+import json
 from typing import Any
-
-import orjson
 
 from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, hkey, str_or_none, text_of
 from wirecap.dialects.codebuff_events import print_mode_event
@@ -245,8 +244,8 @@ class CodebuffWsDecoder(Decoder):
         if cid is None:
             return None
         try:
-            key_in = orjson.dumps(inp, option=orjson.OPT_SORT_KEYS).decode()
-        except TypeError:
+            key_in = json.dumps(inp, sort_keys=True, default=repr)
+        except (TypeError, ValueError):  # keys of mixed types, a circular value: compare as text
             key_in = repr(inp)
         other = "request" if side == "chunk" else "chunk"
         waiting = self.unpaired.get((other, str(name), key_in))
