@@ -423,7 +423,7 @@ def test_real_codebuff_sdk_failed_run_flagged(tmp_path) -> None:
     sdk = lab / "node_modules" / "@codebuff" / "sdk"
     if not sdk.exists():
         pytest.skip("no @codebuff/sdk in the lab")
-    fake, port = _fake(tmp_path, "fake_openai.py", "--mode", "http_error")
+    fake, port = _fake(tmp_path, "fake_openai.py", "--mode", "http_error", "--error-status", "400")  # not retried
     try:
         listen = _free_port()
         home = tmp_path / "home"
