@@ -264,12 +264,12 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
         """An assistant message the client wrote itself (Claude Code: `model: "<synthetic>"`), not an LLM answer."""
-        return msg.get("model") == "<synthetic>"
+        return msg.get("model") == "<synthetic>" or obj.get("isApiErrorMessage") is True
 
     def made_up_error(self, obj: dict[str, Any], text: str | None) -> bool:
         """Whether a made-up message reports a failed API call (Claude Code also makes up messages such as
         "No response requested." or "[Request interrupted by user]", which are no failure)."""
-        return bool(obj.get("error")) or (text or "").startswith("API Error")
+        return bool(obj.get("error")) or obj.get("isApiErrorMessage") is True or (text or "").startswith("API Error")
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
         if block.__class__ is not dict:
