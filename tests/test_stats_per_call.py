@@ -1,8 +1,9 @@
 """Stats right per call, on real traffic: captures made with `wirecap record -- CLIENT` against the lab's
 fakes (tests/fixtures/lab), each holding the client's stdout and the HTTP / WebSocket traffic it caused.
 
-Fixtures (tests/fixtures/stats/, gzip): Codex 0.169 `exec --json` and `exec resume --last` in the same
-HOME (a hello pair, and a tool pair with fake_openai `--mode tool`), and one run against `http_error`;
+Fixtures (tests/fixtures/stats/, zstd): Codex 0.169 `exec --json` and `exec resume --last` in the same
+HOME (a hello pair, and a tool pair with fake_openai `--mode tool`), runs against `http_error` (400; and
+500 with Codex's retries at 2);
 Claude Code 2.1.197 against fake_anthropic `http_error` (529, CLAUDE_CODE_MAX_RETRIES=1),
 `sse_error` (an error event mid-stream) and a refused connection; CodeBuddy 2.117 and opencode 1.18.33
 against fake_openai `http_error`; Codebuff SDK 0.3.13 and CLI 1.0.115
@@ -33,7 +34,7 @@ FAKES = ROOT / "tests" / "fixtures" / "lab" / "fake"
 
 
 def _cap(name: str) -> str:
-    return str(FIX / f"{name}.jsonl.gz")
+    return str(FIX / f"{name}.jsonl.zst")
 
 
 def _by_ch(name: str) -> dict[str, dict]:
@@ -89,6 +90,18 @@ def test_codex_failed_turn_is_a_failed_call() -> None:
     s = _by_ch("codex_http_error")
     assert (s["proc"]["llm_calls"], s["proc"]["failed_calls"], s["proc"]["ttft"]) == (0, 1, None)
     assert (s["http-1"]["llm_calls"], s["http-1"]["failed_calls"]) == (0, 1)
+
+
+def test_codex_reconnects_are_retries() -> None:
+    # stream_max_retries = request_max_retries = 2 against a 500: stdout "Reconnecting... 1/2", "2/2", an
+    # error and turn.failed (3 failed attempts, 2 retried); the wire: 9 POST /v1/responses, all 500
+    s = _by_ch("codex_retries")
+    proc = s["proc"]
+    assert (proc["llm_calls"], proc["failed_calls"], proc["retries"]) == (0, 3, 2)
+    wire = [x for x in s.values() if x["dialect"] == "openai-responses-sse"]
+    assert len(wire) == 9 and all((x["llm_calls"], x["failed_calls"]) == (0, 1) for x in wire)
+    t = capture_totals(list(s.values()))
+    assert (t["llm_calls"], t["failed_calls"], t["retries"]) == (0, 9, 2)
 
 
 def _codex_records(argv: list[str] | None, totals: list[tuple[int, int]]) -> list[dict]:

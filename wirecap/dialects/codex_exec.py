@@ -95,7 +95,10 @@ class CodexExecDecoder(StreamDecoder):
                     self.ev(TURN_ENDED, rec, data={"stop_reason": "failed", "is_error": True})]
         if t == "error":
             self.find(ERROR_SEV, "codex-error", f"error event: {obj.get('message')}"[:160], rec)
-            return [self.ev(ERROR, rec, data={"message": obj.get("message"), "code": None, "fatal": False})]
+            data = {"message": obj.get("message"), "code": None, "fatal": False}
+            if str(obj.get("message")).startswith("Reconnecting..."):  # "Reconnecting... 1/5 (why)": retried
+                data["retry"] = True
+            return [self.ev(ERROR, rec, data=data)]
         if t in ("item.started", "item.updated", "item.completed"):
             item = obj.get("item")
             if not isinstance(item, dict):
