@@ -253,13 +253,15 @@ class ClaudeCodeDecoder(StreamDecoder):
             if self.usage_is_snapshot:
                 data["snapshot"] = True
             out.append(self.ev(USAGE, rec, data=data))
-        text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)), None)
-        failed = synthetic and self.made_up_error(obj, text)
-        if obj.get("error") or failed:
-            data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
-            if failed:
-                data["failed_call"] = True
-            out.append(self.ev(ERROR, rec, data=data))
+        if obj.get("error") or synthetic:
+            text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)),
+                        None)
+            failed = synthetic and self.made_up_error(obj, text)
+            if obj.get("error") or failed:
+                data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
+                if failed:
+                    data["failed_call"] = True
+                out.append(self.ev(ERROR, rec, data=data))
         return out
 
     def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
