@@ -231,6 +231,18 @@ def test_claude_stream_cut_by_error_event_then_retried() -> None:
     assert t["cost_usd"] == 0.097475
 
 
+def test_diff_stats_level_counts_calls_once(tmp_path) -> None:
+    # every call failed (A) against a retried stream (B): answered, failed and retried calls side by side
+    from wirecap.analysis.diff import diff_captures
+
+    rows = {r["metric"]: r for r in diff_captures(_cap("claude_http_error"), _cap("claude_sse_error"),
+                                                   level="stats").stats}
+    assert (rows["llm_calls"]["a"], rows["llm_calls"]["b"]) == (0, 1)
+    assert (rows["failed_calls"]["a"], rows["failed_calls"]["b"]) == (2, 1)
+    assert (rows["retries"]["a"], rows["retries"]["b"]) == (1, 0)
+    assert rows["prompt_tokens"]["b"] == 19445  # not 58339: stdout and wire count once, the failed call not
+
+
 # --- Codebuff WebSocket: a tool call seen as a chunk and as a request counts once -----------------------
 @pytest.mark.parametrize("name", ["cbsdk0313_tool_ws", "cb115_tool_ws"])
 def test_codebuff_ws_tool_call_counted_once(name: str) -> None:

@@ -306,6 +306,8 @@ def input_kind(path: str) -> str:
         raise WirecapError(f"{path}: no such file")
     if os.path.isdir(path):
         raise WirecapError(f"{path}: is a directory, not a capture")
+    if path.endswith(".zst"):
+        return "capture"  # a zstd-compressed capture: the capture reader judges it
     first = _first_line(path)
     if not first.strip():
         raise WirecapError(f"{path}: empty file, not a wirecap capture")
@@ -1108,6 +1110,8 @@ STAT_METRICS = (
     ("duration", True),
     ("ttft", True),
     ("llm_calls", False),
+    ("failed_calls", False),
+    ("retries", False),
     ("prompt_tokens", False),
     ("completion_tokens", False),
     ("cache_read_tokens", False),
