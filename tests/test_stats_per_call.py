@@ -231,7 +231,7 @@ def test_claude_stream_cut_by_error_event_then_retried() -> None:
     assert t["cost_usd"] == 0.097475
 
 
-def test_diff_stats_level_counts_calls_once(tmp_path) -> None:
+def test_diff_stats_level_counts_calls_once() -> None:
     # every call failed (A) against a retried stream (B): answered, failed and retried calls side by side
     from wirecap.analysis.diff import diff_captures
 
