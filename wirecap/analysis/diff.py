@@ -29,6 +29,7 @@ import orjson
 from wirecap.analysis.align import align
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both
+from wirecap.dialects.base import DETECT_MSGS
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
     ERROR,
@@ -671,7 +672,7 @@ def describe_content(kind: str, content: Any) -> str:
 class WireBuilder:
     """Per channel: each message (and HTTP status / exit code), normalized with the dialect's volatile paths."""
 
-    DETECT_AFTER = 5
+    DETECT_AFTER = DETECT_MSGS  # as many first messages as the decoders' detection reads
 
     def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None) -> None:
         self.ignore = ignore

@@ -130,31 +130,6 @@ def _rebuild(value: Any, length: int) -> bytes | None:
     return None
 
 
-# --- dialect hints for stdout JSONL ---------------------------------------------------------------
-
-def guess_dialect(first: list[Any]) -> str | None:
-    """Which agent CLI printed these JSON lines (a hint for the decoders; None when unsure)."""
-    for obj in first:
-        if not isinstance(obj, dict):
-            continue
-        t = obj.get("type")
-        if isinstance(obj.get("kind"), str) and obj["kind"] in ("event", "chunk", "result"):
-            return "codebuff-events"
-        if isinstance(t, str) and t.split(".")[0] in ("thread", "turn", "item") and "." in t:
-            return "codex-exec"
-        if "sessionID" in obj and isinstance(obj.get("part"), dict):
-            return "opencode"
-        if t == "system" and obj.get("subtype") == "init":
-            if "codebuddy" in str(obj.get("apiKeySource", "")).lower() or "__timestamp" in obj:
-                return "codebuddy"
-            return "claude-code"
-        if "__timestamp" in obj:
-            return "codebuddy"
-        if t in ("assistant", "user", "result", "stream_event"):
-            return "claude-code"
-    return None
-
-
 def detect_kind(src: Source) -> str:
     """Which of KINDS a source is, from its name and first lines."""
     name = src.name
@@ -185,16 +160,9 @@ def detect_kind(src: Source) -> str:
 def from_stdout(src: Source, *, dialect: str | None = None, session: bool = False) -> Iterator[ImportOp]:
     """A process and its stdout pipe, one message per line, byte-exact; timed by the lines' own
     `timestamp` / `__timestamp` fields when they have them (else no timing: t stays 0)."""
-    if dialect is None:
-        first: list[Any] = []
-        for _lineno, line, _eol in _split_lines(src.data[: 1 << 20]):
-            if len(first) >= 8:
-                break
-            try:
-                first.append(orjson.loads(line))
-            except orjson.JSONDecodeError:
-                continue
-        dialect = ("claude-code-session" if session else guess_dialect(first))
+    if dialect is None and session:
+        dialect = "claude-code-session"
+    # (no guessed hint otherwise: the decoders' detection, wirecap.dialects.detect_channel, decides)
     lines = list(_split_lines(src.data))
     times: list[float | None] = []
     last: float | None = None

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import Dialect
-from wirecap.dialects.claude_code import _VOLATILE, RULES, ClaudeCodeDecoder
+from wirecap.dialects.base import Dialect, by_argv, json_objects
+from wirecap.dialects.claude_code import _VOLATILE, RULES, ClaudeCodeDecoder, claude_lines
 from wirecap.events import Event
 
 
@@ -39,11 +39,48 @@ class CodeBuddyDecoder(ClaudeCodeDecoder):
         return super().other(rec, obj)
 
 
+def _marker(obj: dict[str, Any]) -> str | None:
+    for key in ("__timestamp", "_requestId"):
+        if key in obj:
+            return f"field {key}"
+    src = obj.get("apiKeySource")
+    if isinstance(src, str) and "codebuddy" in src.lower():
+        return f"apiKeySource {src!r}"
+    return None
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """CodeBuddy: Claude-Code-shaped lines of which one carries a CodeBuddy field (`__timestamp`,
+    `_requestId`, an `apiKeySource` naming codebuddy) anywhere in the first messages (an SDK-driven
+    run starts with a `control_response` that has none), else argv running `codebuddy`. Asked
+    before Claude Code's sniff."""
+    objs = json_objects(msgs)
+    marks = [m for m in map(_marker, objs) if m]
+    if marks and claude_lines(msgs):
+        return f"Claude-style stream-json with CodeBuddy {marks[0]}"
+    return by_argv(open_record, msgs, ("codebuddy", "codebuddy-code"), "CodeBuddy Code")
+# --- drift (rule `drift`): Claude Code's lines plus CodeBuddy's own (seen in CodeBuddy 2.117.0, text and
+# tool runs, with and without --include-partial-messages).
+def _known() -> Any:
+    from wirecap.dialects.claude_code import known_lines
+    from wirecap.dialects.drift import OPEN, Known
+
+    every = {"__timestamp": None, "_requestId": None}
+    lines = known_lines(every, {"_meta": OPEN}, {
+        "file-history-snapshot": {"type": None, "id": None, "timestamp": None, "isSnapshotUpdate": None,
+                                  "snapshot": {"messageId": None, "trackedFileBackups": OPEN, "timestamp": None}},
+    })
+    return Known(s2c=lines, c2s=lines)
+
+
 DIALECT = Dialect(
     name="codebuddy",
     transport="pipe",
     decoder=CodeBuddyDecoder,
+    known=_known(),
     summary="CodeBuddy Code stream-json (Claude-compatible; real per-message usage)",
     volatile=(*_VOLATILE, "__timestamp", "_requestId", "id", "snapshot.messageId"),
     rules=RULES,
+    sniff=sniff,
+    priority=40,
 )

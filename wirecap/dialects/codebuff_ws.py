@@ -20,7 +20,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, hkey, str_or_none, text_of
+from wirecap.dialects.base import (
+    ERROR_SEV,
+    WARNING,
+    Decoder,
+    Dialect,
+    hkey,
+    json_objects,
+    str_or_none,
+    text_of,
+    url_path,
+)
 from wirecap.dialects.codebuff_events import print_mode_event
 from wirecap.events import (
     ERROR,
@@ -415,10 +425,87 @@ class CodebuffWsDecoder(Decoder):
         return []
 
 
+_ENVELOPES = frozenset(("action", "ack", "identify", "subscribe", "unsubscribe", "ping", "pong"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codebuff WebSocket: a connection to a path ending in `/ws`, or frames in its envelope
+    (`{type: action|ack|ping|..., txid | data}`)."""
+    if isinstance(open_record, dict) and open_record.get("kind") == "ws":
+        path = url_path(open_record)
+        if path.endswith("/ws"):
+            return f"WebSocket at {path}"
+    for obj in json_objects(msgs):
+        if obj.get("type") in _ENVELOPES and ("txid" in obj or "data" in obj):
+            return f"Codebuff WebSocket envelope {obj['type']!r}"
+    return None
+# --- drift (rule `drift`): the envelopes and actions this dialect knows (codebuff CLI 1.0.115 and SDK 0.3.13,
+# text and tool runs, plus the actions the decoder handles by name). Session state, file context, messages
+# and tool data are the client's own and open.
+def _known() -> Any:
+    from wirecap.dialects.codebuff_events import known_events
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    auth = {"type": None, "fingerprintId": None, "authToken": None}
+    quota = {"usage": None, "limit": None, "subscription_active": None, "next_quota_reset": None,
+             "session_credits_used": None, "referralLink": None, "message": None}
+    files = {"changes": OPEN, "changesAlreadyApplied": OPEN, "addedFileVersions": OPEN, "resetFileVersions": None}
+    client = Union("type", {
+        "init": {**auth, "fileContext": OPEN, "repoUrl": None},
+        "prompt": {**auth, "promptId": None, "prompt": None, "promptParams": OPEN, "sessionState": OPEN,
+                   "toolResults": OPEN, "costMode": None, "agentId": None, "model": None, "repoUrl": None},
+        "user-input": {**auth, "userInputId": None, "messages": OPEN, "fileContext": OPEN,
+                       "changesAlreadyApplied": OPEN, "costMode": None, "model": None, "repoName": None},
+        "read-files-response": {"type": None, "requestId": None, "files": OPEN},
+        "tool-call-response": {"type": None, "requestId": None, "success": None, "output": OPEN, "result": OPEN,
+                               "error": OPEN},
+        "cancel-user-input": {"type": None, "authToken": None, "promptId": None, "userInputId": None},
+        "mcp-tool-data": {"type": None, "requestId": None, "tools": OPEN},
+    })
+    chunk = {"type": None, "userInputId": None, "promptId": None, "chunk": known_events()}
+    server = Union("type", {
+        "response-chunk": chunk,
+        "subagent-response-chunk": {**chunk, "agentId": None, "agentType": None, "chunk": OPEN, "prompt": OPEN},
+        "handlesteps-log-chunk": {"type": None, "userInputId": None, "promptId": None, "agentId": None,
+                                  "level": None, "chunk": OPEN, "data": OPEN, "message": None},
+        "prompt-response": {"type": None, "promptId": None, "sessionState": OPEN, "toolCalls": OPEN,
+                            "toolResults": OPEN, "output": OPEN},
+        "response-complete": {"type": None, "userInputId": None, "promptId": None, "response": None, **files, **quota},
+        "prompt-error": {"type": None, "promptId": None, "userInputId": None, "message": None, "error": None,
+                         "remainingBalance": None},
+        "read-files": {"type": None, "requestId": None, "filePaths": OPEN},
+        "tool-call-request": {"type": None, "userInputId": None, "requestId": None, "toolName": None, "input": OPEN,
+                              "timeout": None, "mcpConfig": OPEN},
+        "tool-call": {"type": None, "userInputId": None, "response": None, "data": {"id": None, "name": None,
+                                                                                    "input": OPEN}, **files},
+        "init-response": {"type": None, **quota},
+        "usage-response": {"type": None, **quota},
+        "message-cost-response": {"type": None, "promptId": None, "credits": None, "agentId": None},
+        "action-error": {"type": None, "message": None, "error": None, "remainingBalance": None},
+        "request-reconnect": {"type": None},
+        "request-mcp-tool-data": {"type": None, "requestId": None, "mcpConfig": OPEN, "toolNames": OPEN},
+    })
+    return Known(
+        c2s=Union("type", {
+            "action": {"type": None, "txid": None, "data": client},
+            "identify": {"type": None, "txid": None, "clientSessionId": None},
+            "subscribe": {"type": None, "txid": None, "topics": None},
+            "unsubscribe": {"type": None, "txid": None, "topics": None},
+            "ping": {"type": None, "txid": None},
+        }),
+        s2c=Union("type", {
+            "ack": {"type": None, "txid": None, "success": None, "error": None, "message": None},
+            "action": {"type": None, "data": server},
+            "pong": {"type": None, "txid": None},
+        }),
+    )
+
+
 DIALECT = Dialect(
     name="codebuff-ws",
     transport="ws",
     decoder=CodebuffWsDecoder,
+    known=_known(),
     summary="Codebuff WebSocket protocol at /ws (CLI 1.0.x, SDK 0.3.x)",
     volatile=("txid", "data.txid", "data.promptId", "data.userInputId", "data.fingerprintId", "data.requestId",
               "data.authToken", "data.sessionState", "data.fileContext", "**.lastReadTime", "data.next_quota_reset",
@@ -440,4 +527,6 @@ DIALECT = Dialect(
         ("cb-action-error", ERROR_SEV, "an action-error from the server"),
         ("invalid-json", ERROR_SEV, "a frame that is not JSON"),
     ),
+    sniff=sniff,
+    priority=80,
 )

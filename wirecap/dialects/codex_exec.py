@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -146,10 +146,51 @@ class CodexExecDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_CODEX_TYPES = frozenset(("thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+                          "item.updated", "item.completed"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codex exec: a `thread.*` / `turn.*` / `item.*` event among the first lines, else argv running
+    `codex` with output that is not text."""
+    for obj in json_objects(msgs):
+        if obj.get("type") in _CODEX_TYPES:
+            return f"Codex exec event {obj['type']!r}"
+    return by_argv(open_record, msgs, ("codex",), "Codex CLI")
+# --- drift (rule `drift`): the events and items this dialect knows (Codex CLI 0.169.0 text and tool runs,
+# plus the item types the decoder handles by name).
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    base = {"id": None, "type": None, "status": None}
+    item = Union("type", {
+        "agent_message": {**base, "text": None},
+        "reasoning": {**base, "text": None},
+        "command_execution": {**base, "command": None, "aggregated_output": None, "exit_code": None},
+        "file_change": {**base, "changes": OPEN},
+        "mcp_tool_call": {**base, "server": None, "tool": None, "arguments": OPEN, "result": OPEN, "error": OPEN},
+        "web_search": {**base, "query": None, "action": OPEN},
+        "todo_list": {**base, "items": OPEN},
+        "error": {**base, "message": None},
+    }, label=False)
+    events = Union("type", {
+        "thread.started": {"type": None, "thread_id": None},
+        "turn.started": {"type": None},
+        "turn.completed": {"type": None, "usage": {"input_tokens": None, "cached_input_tokens": None,
+                                                   "output_tokens": None, "reasoning_output_tokens": None,
+                                                   "cache_write_input_tokens": None}},
+        "turn.failed": {"type": None, "error": {"message": None}},
+        "error": {"type": None, "message": None},
+        **dict.fromkeys(("item.started", "item.updated", "item.completed"), {"type": None, "item": item}),
+    })
+    return Known(s2c=events)
+
+
 DIALECT = Dialect(
     name="codex-exec",
     transport="pipe",
     decoder=CodexExecDecoder,
+    known=_known(),
     summary="Codex CLI exec --json events (JSONL on stdout)",
     volatile=("thread_id", "item.id"),
     rules=(
@@ -159,6 +200,8 @@ DIALECT = Dialect(
         ("codex-error", ERROR_SEV, "an error event"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=60,
 )
 
 __all__ = ["CodexExecDecoder", "DIALECT", "STATUS"]

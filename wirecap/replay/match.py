@@ -44,36 +44,20 @@ SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
 
 
 def channel_dialect(script: ChannelScript) -> str | None:
-    """The channel's dialect: the open record's hint, the registry's detection, or a shape guess."""
-    hint = script.open.get("dialect")
-    if isinstance(hint, str) and hint:
-        return hint
-    first = [m for s in script.steps[:3] for m in ([s.client] if s.client else []) + [r.record for r in s.replies[:2]]]
-    try:
-        from wirecap.dialects import detect_channel  # type: ignore[attr-defined]
+    """The channel's dialect as the decoders decide it: `wirecap.dialects.detect_channel` over the
+    open record and the same first messages (the hint, else the dialects' sniffs). None when no
+    dialect claims the channel (then only the id-shaped defaults and `--ignore`s apply)."""
+    from wirecap.dialects import DETECT_MSGS, detect_channel
 
-        name, _why = detect_channel(script.open, first)
-        if name:
-            return name
-    except Exception:  # noqa: BLE001 - the registry is optional; fall back to the shape guess
-        pass
-    return _guess(script, first)
-
-
-def _guess(script: ChannelScript, first: list[dict[str, Any]]) -> str | None:
-    if script.kind == "ws":
-        for m in first:
-            v = m.get("json")
-            if isinstance(v, dict) and v.get("type") in ("action", "ack", "ping") and (
-                    "txid" in v or isinstance(v.get("data"), dict)):
-                return CODEBUFF_WS
-        return None
-    path = script.path
-    if path.endswith("/messages") or path.endswith("/messages/count_tokens"):
-        return "anthropic"
-    if path.endswith("/chat/completions") or path.endswith("/responses"):
-        return "openai"
-    return None
+    first: list[dict[str, Any]] = []
+    for s in script.steps:
+        if s.client is not None:
+            first.append(s.client)
+        first.extend(r.record for r in s.replies)
+        if len(first) >= DETECT_MSGS:
+            break
+    first.sort(key=lambda r: r.get("seq") if isinstance(r.get("seq"), int) else 0)
+    return detect_channel(script.open, first[:DETECT_MSGS])[0]
 
 
 def volatile_for(dialect: str | None) -> list[str]:
