@@ -81,11 +81,12 @@ GOLDEN = {
     "claude_code_jsonv": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19440, "completion": 10,
                                           "cost": 0.09745, "llm_calls": 1, "tools": {}}),
     # fake --mode sse_drop: the first stream cut after 5 events (msg_255a...), the retry answered (msg_23de...):
-    # two calls; the result's usage is all 0, its modelUsage 19436 / 10, costUSD 0.09742999999999999
+    # one answered call and one failed (the cut stream: an error event, so errors 1); the result's usage is
+    # all 0, its modelUsage 19436 / 10, costUSD 0.09742999999999999
     "claude_code_drop": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19436, "completion": 10,
-                                         "cost": 0.09742999999999999, "llm_calls": 2, "tools": {}}),
+                                         "cost": 0.09742999999999999, "llm_calls": 1, "tools": {}, "errors": 1}),
     "tee_claude_code_drop": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19436, "completion": 10,
-                                             "cost": 0.09742999999999999, "llm_calls": 2, "tools": {}}),
+                                             "cost": 0.09742999999999999, "llm_calls": 1, "tools": {}, "errors": 1}),
 }
 
 

@@ -155,6 +155,19 @@ def test_claude_connection_refused_is_no_call() -> None:
     assert len(synthetic) == 1 and "API Error" in synthetic[0].data["text"]
 
 
+def test_claude_stream_abandoned_on_stdout_is_a_failed_call() -> None:
+    # fake_anthropic sse_drop, stdout only (tests/fixtures/captures/claude_code_drop): message_start of
+    # msg_255a..., then the retry's msg_23de...: before 2 LLM calls, now 1 answered and 1 failed (the same
+    # on the shipped captures/claude-code-2.1.197-stream-error.jsonl, whose wire agrees: http-2 failed)
+    caps = Path(__file__).resolve().parent / "fixtures" / "captures"
+    s = [x for x in stats_capture(str(caps / "claude_code_drop.jsonl")) if x["dialect"]][0]
+    assert (s["llm_calls"], s["failed_calls"]) == (1, 1)
+    shipped = {x["ch"]: x for x in stats_capture(str(ROOT / "captures" / "claude-code-2.1.197-stream-error.jsonl"))
+               if x["dialect"]}
+    assert (shipped["proc"]["llm_calls"], shipped["proc"]["failed_calls"]) == (1, 1)
+    assert (shipped["http-2"]["llm_calls"], shipped["http-2"]["failed_calls"]) == (0, 1)
+
+
 def test_stream_that_died_without_its_end_is_a_failed_call() -> None:
     # an Anthropic stream cut after a text delta (no message_stop, no error event): the call failed
     ch = "http-1"

@@ -260,7 +260,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) else None
         if self.stream_open is not None and mid != self.stream_mid and obj.get("parent_tool_use_id") is None:
-            self._abandon(rec, f"the assistant line of {mid}")
+            out.extend(self._abandon(rec, f"the assistant line of {mid}"))
         model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
         synthetic = self.made_up(obj, msg)  # by the client (an API error after its retries), not the model
         content = msg.get("content")
@@ -377,7 +377,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             if isinstance(obj.get("result"), str) and obj.get("is_error") is not True:
                 out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj["result"]}))
         self.results += 1
-        self._abandon(rec, "the result")
+        out.extend(self._abandon(rec, "the result"))
         sub = obj.get("subtype")
         is_error = obj.get("is_error") is True
         cost = obj.get("total_cost_usd")
@@ -457,7 +457,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         if not isinstance(mid, str):
             mid = None
-        self._abandon(rec, "a new message_start")
+        out.extend(self._abandon(rec, "a new message_start"))
         self.stream_open = rec
         self.stream_mid = mid
         self.blocks = {}
@@ -474,17 +474,21 @@ class ClaudeCodeDecoder(StreamDecoder):
         self.stream_open = None
         return []
 
-    def _abandon(self, rec: dict[str, Any], what: str) -> None:
+    def _abandon(self, rec: dict[str, Any], what: str) -> list[Event]:
         """A streamed message (stream_event message_start) that never got its message_stop before
         `what` came: the stream died mid-message and the CLI moved on (a silent retry, or a fallback
-        to a non-streaming request). Only stdout is needed to see it."""
+        to a non-streaming request). Only stdout is needed to see it. The call failed: an error event
+        with `failed_call` and the message id (stats does not count that message as an answer)."""
         started = self.stream_open
         if started is None:
-            return
+            return []
         self.stream_open = None
         self.find(WARNING, "cc-stream-abandoned",
                   f"streamed message {self.stream_mid or '?'} (seq {started.get('seq')}) has no message_stop "
                   f"before {what}: cut mid-message and retried", rec)
+        return [self.ev(ERROR, rec, data={"message": f"streamed message {self.stream_mid or '?'} cut mid-message",
+                                          "code": "stream-abandoned", "fatal": False, "failed_call": True,
+                                          "message_id": self.stream_mid})]
 
     def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         block = ev.get("content_block")

@@ -187,10 +187,23 @@ class CodebuffRestDecoder(Decoder):
         return []
 
 
+# --- drift (rule `drift`): the bodies of @codebuff/sdk 0.10.7 (cb_sdk_run.mjs against fake_openai) and of the
+# SDK's source (startAgentRun, addAgentStep, finishAgentRun); answers: one flat object of every answer field.
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    step = dict.fromkeys(("stepNumber", "credits", "childRunIds", "messageId", "status", "startTime", "errorMessage"))
+    start = dict.fromkeys(("action", "agentId", "ancestorRunIds"))
+    finish = dict.fromkeys(("action", "runId", "status", "totalSteps", "directCredits", "totalCredits", "errorMessage"))
+    answer = {**dict.fromkeys(("id", "email", "name", "runId", "stepId", "success", "message")), "error": OPEN}
+    return Known(c2s=Union("action", {"START": start, "FINISH": finish}, missing=step), c2s_name="request", s2c=answer)
+
+
 DIALECT = Dialect(
     name="codebuff-rest",
     transport="http",
     decoder=CodebuffRestDecoder,
+    known=_known(),
     summary="Codebuff backend REST of @codebuff/sdk 0.10 (/api/v1/me, agent-runs START/FINISH, steps)",
     volatile=("runId", "stepId", "messageId", "startTime", "childRunIds", "ancestorRunIds"),
     rules=(
