@@ -20,6 +20,7 @@ from wirecap.dialects import (
     claude_session,
     codebuddy,
     codebuff_events,
+    codebuff_rest,
     codebuff_ws,
     codex_exec,
     codex_rollout,
@@ -54,6 +55,7 @@ DIALECTS: dict[str, Dialect] = {
         anthropic_sse,
         openai_chat_sse,
         openai_responses_sse,
+        codebuff_rest,
     )
 }
 

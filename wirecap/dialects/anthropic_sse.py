@@ -40,6 +40,9 @@ class AnthropicSseDecoder(HttpDecoder):
         self.stop_reason: str | None = None
         self.blocks: dict[Any, dict[str, Any]] = {}
 
+    def message_id(self) -> str | None:
+        return self.mid
+
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
         if et == "content_block_delta":

@@ -6,6 +6,11 @@ Traps handled here (all seen in real output, see docs/dialects/claude-code.md):
   message id, marked `snapshot`, and the `result` line's totals (`modelUsage` per model with
   `costUSD`, else `usage`) are emitted with scope "session" so stats prefers them.
 - `result` may be `subtype: "success"` with `is_error: true`: success is never inferred from subtype.
+- a failed API call is no LLM answer: Claude Code prints each retry as `system/api_retry` (an error
+  event with `retry: true`) and, when it gives up, a made-up `assistant` message (`model:
+  "<synthetic>"`, an `error` field, zero usage) whose text is the API error: its items are marked
+  `synthetic` (no time to first token) and it has no usage (no LLM call); its error event says
+  `failed_call: true`.
 """
 
 from __future__ import annotations
@@ -235,11 +240,11 @@ class ClaudeCodeDecoder(StreamDecoder):
         if not isinstance(sub, str):
             return [self.unparsed(rec, "system message without a subtype")]
         out: list[Event] = []
-        if sub == "api_retry":
+        if sub == "api_retry":  # an attempt failed and is retried: a failed call and a retry
             err = obj.get("error")
             out.append(self.ev(ERROR, rec, data={
                 "message": f"API retry {obj.get('attempt')}/{obj.get('max_retries')}: {err}",
-                "code": obj.get("error_status"), "fatal": False}))
+                "code": obj.get("error_status"), "fatal": False, "retry": True}))
         status = obj.get("status")
         text = status if isinstance(status, str) else sub
         out.append(self.status(rec, text, subtype=sub))
@@ -255,8 +260,9 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) else None
         if self.stream_open is not None and mid != self.stream_mid and obj.get("parent_tool_use_id") is None:
-            self._abandon(rec, f"the assistant line of {mid}")
+            out.extend(self._abandon(rec, f"the assistant line of {mid}"))
         model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
+        synthetic = self.made_up(obj, msg)  # by the client (an API error after its retries), not the model
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -264,18 +270,37 @@ class ClaudeCodeDecoder(StreamDecoder):
             out.append(self.unparsed(rec, "assistant message content is not a list"))
             content = []
         for block in content:
-            out.append(self._block(rec, block, mid))
+            ev = self._block(rec, block, mid)
+            if synthetic:
+                ev.data["synthetic"] = True
+            out.append(ev)
         usage = msg.get("usage")
-        if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+        if usage.__class__ is dict and not synthetic and (mid is None or mid not in self.usage_seen):
             if mid is not None:
                 self.usage_seen.add(mid)
             data = {"model": model, "message_id": mid, **usage_fields(usage), "scope": "message"}
             if self.usage_is_snapshot:
                 data["snapshot"] = True
             out.append(self.ev(USAGE, rec, data=data))
-        if obj.get("error"):
-            out.append(self.ev(ERROR, rec, data={"message": str(obj.get("error")), "code": None, "fatal": False}))
+        if obj.get("error") or synthetic:
+            text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)),
+                        None)
+            failed = synthetic and self.made_up_error(obj, text)
+            if obj.get("error") or failed:
+                data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
+                if failed:
+                    data["failed_call"] = True
+                out.append(self.ev(ERROR, rec, data=data))
         return out
+
+    def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
+        """An assistant message the client wrote itself (Claude Code: `model: "<synthetic>"`), not an LLM answer."""
+        return msg.get("model") == "<synthetic>" or obj.get("isApiErrorMessage") is True
+
+    def made_up_error(self, obj: dict[str, Any], text: str | None) -> bool:
+        """Whether a made-up message reports a failed API call (Claude Code also makes up messages such as
+        "No response requested." or "[Request interrupted by user]", which are no failure)."""
+        return bool(obj.get("error")) or obj.get("isApiErrorMessage") is True or (text or "").startswith("API Error")
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
         if block.__class__ is not dict:
@@ -352,7 +377,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             if isinstance(obj.get("result"), str) and obj.get("is_error") is not True:
                 out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj["result"]}))
         self.results += 1
-        self._abandon(rec, "the result")
+        out.extend(self._abandon(rec, "the result"))
         sub = obj.get("subtype")
         is_error = obj.get("is_error") is True
         cost = obj.get("total_cost_usd")
@@ -432,7 +457,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         if not isinstance(mid, str):
             mid = None
-        self._abandon(rec, "a new message_start")
+        out.extend(self._abandon(rec, "a new message_start"))
         self.stream_open = rec
         self.stream_mid = mid
         self.blocks = {}
@@ -449,17 +474,21 @@ class ClaudeCodeDecoder(StreamDecoder):
         self.stream_open = None
         return []
 
-    def _abandon(self, rec: dict[str, Any], what: str) -> None:
+    def _abandon(self, rec: dict[str, Any], what: str) -> list[Event]:
         """A streamed message (stream_event message_start) that never got its message_stop before
         `what` came: the stream died mid-message and the CLI moved on (a silent retry, or a fallback
-        to a non-streaming request). Only stdout is needed to see it."""
+        to a non-streaming request). Only stdout is needed to see it. The call failed: an error event
+        with `failed_call` and the message id (stats does not count that message as an answer)."""
         started = self.stream_open
         if started is None:
-            return
+            return []
         self.stream_open = None
         self.find(WARNING, "cc-stream-abandoned",
                   f"streamed message {self.stream_mid or '?'} (seq {started.get('seq')}) has no message_stop "
                   f"before {what}: cut mid-message and retried", rec)
+        return [self.ev(ERROR, rec, data={"message": f"streamed message {self.stream_mid or '?'} cut mid-message",
+                                          "code": "stream-abandoned", "fatal": False, "failed_call": True,
+                                          "message_id": self.stream_mid})]
 
     def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         block = ev.get("content_block")
@@ -493,7 +522,8 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def _stream_error(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
-        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True})]
+        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True,
+                                          "failed_call": True, "message_id": self.stream_mid})]
 
     # --- control protocol -----------------------------------------------------------------------------
     def _control_request(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:

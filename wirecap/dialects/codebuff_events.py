@@ -187,7 +187,7 @@ def _known() -> Any:
         "event": {"kind": None, "event": pme},
         "chunk": {"kind": None, "chunk": pme},
         "result": {"kind": None, "ms": None, "sessionStateKeys": OPEN,
-                   "output": {"type": None, "value": OPEN, "message": None}},
+                   "output": {"type": None, "value": OPEN, "message": None, "statusCode": None}},  # (an error's)
     }, missing=pme))
 
 

@@ -188,7 +188,8 @@ class HttpDecoder(Decoder):
             message, code = (str(err) if err else (text_of(rec) or str(obj))), None
         self.terminal = True
         return self.end_turn(rec, [self.ev(ERROR, rec, data={"message": message, "code": code or self.status_code,
-                                                             "fatal": True, "status": self.status_code})],
+                                                             "fatal": True, "status": self.status_code,
+                                                             "failed_call": True})],
                              stop_reason="error", is_error=True)
 
     def end_turn(self, rec: dict[str, Any], out: list[Event], **data: Any) -> list[Event]:
@@ -198,10 +199,16 @@ class HttpDecoder(Decoder):
         return out
 
     def error_event(self, rec: dict[str, Any], err: Any, fatal: bool = True) -> list[Event]:
+        """An error event of the stream (or body): this exchange's LLM call failed (`failed_call`, with
+        the id of the message it cut, so stats does not count that message as an answered call)."""
         err = err if isinstance(err, dict) else {"message": err}
         self.find(ERROR_SEV, "sse-error-event", f"error event: {err.get('type') or err.get('code')}: {err.get('message')}"[:160], rec)
         return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type") or err.get("code"),
-                                          "fatal": fatal})]
+                                          "fatal": fatal, "failed_call": True, "message_id": self.message_id()})]
+
+    def message_id(self) -> str | None:
+        """The id of the response message being streamed, when the API gave one."""
+        return None
 
     # --- hooks for subclasses ------------------------------------------------------------------------------
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
@@ -226,7 +233,7 @@ class HttpDecoder(Decoder):
             self.find(ERROR_SEV, "sse-no-terminal", f"the event stream ended without its {self.terminal_name} "
                       f"({self.events} events)", rec if rec.get("seq") is not None else None, seq=self.last_seq)
             out.extend(self.complete_open_items(rec))
-            self.end_turn(rec, out, stop_reason=None, is_error=True, truncated=True)
+            self.end_turn(rec, out, stop_reason=None, is_error=True, truncated=True, message_id=self.message_id())
         else:
             self.end_turn(rec, out, stop_reason=None, is_error=False)
         out.extend(self.end_session(rec, status=self.status_code))

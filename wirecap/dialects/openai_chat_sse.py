@@ -45,6 +45,9 @@ class OpenAIChatDecoder(HttpDecoder):
         self.tools: dict[tuple[int, int], dict[str, Any]] = {}
         self.stop_reason: str | None = None
 
+    def message_id(self) -> str | None:
+        return self.cid
+
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         if "error" in obj and "choices" not in obj:
             self.terminal = True

@@ -87,6 +87,9 @@ class OpenAIResponsesDecoder(HttpDecoder):
             data["input"] = parse_args(raw) if isinstance(raw, str) else raw
         return [self.ev(phase, rec, kind, iid, "assistant", data)]
 
+    def message_id(self) -> str | None:
+        return self.rid
+
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
         spec = _DELTAS.get(et)

@@ -48,7 +48,10 @@ class OpencodeDecoder(StreamDecoder):
             data = err.get("data") if isinstance(err.get("data"), dict) else {}
             message = data.get("message") or err.get("message") or err.get("name") or str(obj.get("error"))
             self.find(ERROR_SEV, "opencode-error", f"error event: {message}"[:160], rec)
-            out.append(self.ev(ERROR, rec, data={"message": message, "code": err.get("name"), "fatal": True}))
+            ev = {"message": message, "code": err.get("name"), "fatal": True}
+            if err.get("name") == "APIError" or "statusCode" in data:
+                ev["failed_call"] = True  # the LLM API answered an error (stats: a failed call, not an answer)
+            out.append(self.ev(ERROR, rec, data=ev))
             return out
         if not isinstance(part, dict):
             out.append(self.unparsed(rec, f"event {t!r} without a part object"))
