@@ -138,6 +138,21 @@ def test_claude_types_are_the_decoders() -> None:
     assert set(spec.variants["stream_event"]["event"].variants) == set(dec._stream_dispatch)
 
 
+def test_session_types_are_the_decoders() -> None:
+    """The session dialects' declarations name the line, item and event types their decoders handle."""
+    from wirecap.dialects import claude_session as cs
+    from wirecap.dialects import codex_rollout as cx
+
+    assert set(DIALECTS["claude-session"].known.s2c.variants) == {*cs._NOTE_TYPES, "user", "assistant", "system"}
+    lines = DIALECTS["codex-rollout"].known.s2c
+    assert set(lines.variants) == cx.LINE_TYPES
+    assert set(lines.variants["response_item"]["payload"].variants) == {
+        *cx._CALLS, *cx._OUTPUTS, *cx._ITEM_NOTES, "message", "reasoning", "web_search_call"}
+    assert set(lines.variants["event_msg"]["payload"].variants) == {
+        *cx._MIRRORS, *cx._NOTES, "task_started", "turn_started", "task_complete", "turn_complete", "turn_aborted",
+        "token_count", "error", "stream_error"}
+
+
 def _check(spec, *objs, c2s=False) -> list:
     d = DriftCheck()
     known = Known(c2s=spec) if c2s else Known(s2c=spec)
