@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_wirecap
+from conftest import SAMPLES, run_wirecap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +136,21 @@ def test_claude_types_are_the_decoders() -> None:
     dec = ClaudeCodeDecoder("u")
     assert set(spec.variants) == set(dec._dispatch)
     assert set(spec.variants["stream_event"]["event"].variants) == set(dec._stream_dispatch)
+
+
+def test_session_types_are_the_decoders() -> None:
+    """The session dialects' declarations name the line, item and event types their decoders handle."""
+    from wirecap.dialects import claude_session as cs
+    from wirecap.dialects import codex_rollout as cx
+
+    assert set(DIALECTS["claude-session"].known.s2c.variants) == {*cs._NOTE_TYPES, "user", "assistant", "system"}
+    lines = DIALECTS["codex-rollout"].known.s2c
+    assert set(lines.variants) == cx.LINE_TYPES
+    assert set(lines.variants["response_item"]["payload"].variants) == {
+        *cx._CALLS, *cx._OUTPUTS, *cx._ITEM_NOTES, "message", "reasoning", "web_search_call"}
+    assert set(lines.variants["event_msg"]["payload"].variants) == {
+        *cx._MIRRORS, *cx._NOTES, "task_started", "turn_started", "task_complete", "turn_complete", "turn_aborted",
+        "token_count", "error", "stream_error"}
 
 
 def _check(spec, *objs, c2s=False) -> list:
@@ -268,6 +283,127 @@ def test_no_drift_on_lab_variants(name: str) -> None:
 
 def test_lab_fixture_list_is_complete() -> None:
     assert {p.stem for p in (REPO / "tests" / "fixtures" / "drift").glob("*.jsonl")} == set(LAB_FIXTURES)
+
+
+# Session files (claude-session, codex-rollout) are not captures: they reach validate through `wirecap import`
+# (redaction on, the default), like a user's own file.
+SESSION_FILES = sorted([*SAMPLES.glob("claude_session_*.jsonl"), *SAMPLES.glob("codex_rollout_*.jsonl"),
+                        *(SAMPLES / "public").glob("claude_session_*.jsonl")])
+
+
+def _import_session(tmp_path: Path, src: Path) -> Path:
+    out = tmp_path / f"{src.stem}.cap.jsonl"
+    res = run_wirecap("import", "-q", "--force", str(src), "-o", str(out))
+    assert res.returncode == 0, res.stderr.decode()
+    return out
+
+
+def _unit_dialect(cap: Path) -> str:
+    opens = [json.loads(x) for x in cap.read_text().splitlines() if '"type":"open"' in x.replace(" ", "")]
+    return next(r["dialect"] for r in opens if r.get("dialect"))
+
+
+@pytest.mark.parametrize("src", SESSION_FILES, ids=lambda p: p.name)
+def test_no_drift_on_imported_session_files(tmp_path: Path, src: Path) -> None:
+    cap = _import_session(tmp_path, src)
+    assert _unit_dialect(cap) == ("codex-rollout" if src.name.startswith("codex_rollout") else "claude-session")
+    found = validate_capture(str(cap))
+    assert [f for f in found if f.rule in ("drift", "unparsed")] == []
+
+
+def test_session_sample_list_covers_both_dialects() -> None:
+    names = [p.name for p in SESSION_FILES]
+    assert len(names) >= 8 and any("public" in str(p) for p in SESSION_FILES)
+    assert {n.split("_")[0] + "_" + n.split("_")[1] for n in names} == {"claude_session", "codex_rollout"}
+
+
+def _drifted_session(tmp_path: Path, src: Path, edit) -> tuple[Path, list[int]]:
+    """Import `src` with `edit(obj)` applied to each line; the seqs of the lines it changed."""
+    lines, marks = [], []
+    for i, raw in enumerate(src.read_bytes().splitlines()):
+        if raw.strip():
+            obj = json.loads(raw)
+            if edit(obj):
+                marks.append(i)
+                raw = json.dumps(obj, separators=(",", ":")).encode()
+        lines.append(raw)
+    drifted = tmp_path / src.name
+    drifted.write_bytes(b"\n".join(lines) + b"\n")
+    cap = _import_session(tmp_path, drifted)
+    msgs = [json.loads(x) for x in cap.read_text().splitlines() if '"type":"msg"' in x.replace(" ", "")]
+    assert len(msgs) == len([x for x in lines if x.strip()])  # one msg per line, in order
+    return cap, [msgs[i]["seq"] for i in marks]
+
+
+def _text_blocks(obj: dict) -> bool:
+    if obj.get("type") != "assistant" or obj.get("isApiErrorMessage"):
+        return False
+    texts = [b for b in obj["message"]["content"] if b.get("type") == "text"]
+    for block in texts:
+        block["confidence"] = 0.5
+    return bool(texts)
+
+
+def _once(edit):
+    state = {"done": False}
+
+    def run(obj: dict) -> bool:
+        if state["done"] or not edit(obj):
+            return False
+        state["done"] = True
+        return True
+
+    return run
+
+
+def _retype_event(obj: dict) -> bool:
+    if obj.get("type") == "event_msg" and obj["payload"].get("type") == "token_count":
+        obj["payload"]["type"] = "drift_test_event"
+        return True
+    return False
+
+
+def _token_usage_field(obj: dict) -> bool:
+    if obj.get("type") == "token_usage_record":
+        obj["payload"]["usage"]["audio_tokens"] = 3
+        return True
+    return False
+
+
+def _retype_line(obj: dict) -> bool:
+    if obj.get("type") == "last-prompt":
+        obj["type"] = "drift-test-line"
+        return True
+    return False
+
+
+# (sample, edit, the drift message, whether the decoder also finds it unparsed)
+SESSION_DRIFT = [
+    ("claude_session_tool_bash_continued.jsonl", _text_blocks,
+     "claude-session: unknown field message.content[*]<text>.confidence in assistant", False),
+    ("claude_session_hello.jsonl", _once(_retype_line), "claude-session: unknown message type 'drift-test-line'", True),
+    ("codex_rollout_tool_resumed.jsonl", _token_usage_field,
+     "codex-rollout: unknown field payload.usage.audio_tokens in token_usage_record", False),
+    ("codex_rollout_hello.jsonl", _once(_retype_event),
+     "codex-rollout: unknown message type 'event_msg/drift_test_event'", True),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "message", "unparsed"), SESSION_DRIFT,
+                         ids=[f"{n.split('.')[0]}-{i}" for i, (n, *_) in enumerate(SESSION_DRIFT)])
+def test_new_shapes_in_imported_session_files_are_drift(tmp_path: Path, name: str, edit, message: str,
+                                                        unparsed: bool) -> None:
+    cap, seqs = _drifted_session(tmp_path, SAMPLES / name, edit)
+    assert seqs
+    found = validate_capture(str(cap))
+    drift = [f for f in found if f.rule == "drift"]
+    n = f"{len(seqs)} message{'s' if len(seqs) != 1 else ''}"
+    # one finding per shape even when several lines (or blocks of one line) carry it, at its first line
+    assert [(f.severity, f.seq, f.message) for f in drift] == [("info", seqs[0], f"{message} ({n})")]
+    assert [f.seq for f in found if f.rule == "unparsed"] == ([seqs[0]] if unparsed else [])
+    strict = run_wirecap("validate", str(cap), "--strict-schema", "--json")
+    assert strict.returncode == 1
+    assert [x["severity"] for x in json.loads(strict.stdout) if x["rule"] == "drift"] == ["error"]
 
 
 def _lab() -> Path | None:

@@ -333,10 +333,56 @@ RULES = (
     ("invalid-json", ERROR_SEV, "a line that is not JSON"),
 )
 
+# --- drift (rule `drift`, wirecap/dialects/drift.py): the lines and fields this dialect knows -------------
+# From the session files the project ships (tests/fixtures/samples/claude_session_*.jsonl, Claude Code
+# 2.1.197 in the lab: hello, think, tool_bash continued, api_error; the public 2.1.38 tool-heavy file)
+# and the session files of lab runs (http_error, sse_error, tool_read, replay mismatch). A type the
+# decoder names but no such file shows (`summary`, `custom-title`, `system/api_error`) is known by its
+# type only: its fields are not looked into until a real file shows them.
+def _known() -> Any:
+    from wirecap.dialects.anthropic_known import MESSAGE, user_blocks
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    # the fields of every conversation line (who wrote it, where, in which version)
+    line = {"type": None, "uuid": None, "parentUuid": None, "isSidechain": None, "userType": None, "entrypoint": None,
+            "cwd": None, "sessionId": None, "version": None, "gitBranch": None, "slug": None, "timestamp": None}
+    queued = {"type": None, "operation": None, "timestamp": None, "sessionId": None, "content": None}
+    lines = Union("type", {
+        "user": {**line, "message": {"role": None, "content": [user_blocks()]}, "isMeta": None, "promptId": None,
+                 "permissionMode": None, "promptSource": None, "toolUseResult": OPEN, "sourceToolAssistantUUID": None,
+                 "thinkingMetadata": None, "todos": OPEN},
+        "assistant": {**line, "message": MESSAGE, "requestId": None, "error": None, "isApiErrorMessage": None,
+                      "apiErrorStatus": None},
+        "system": Union("subtype", {
+            "local_command": {**line, "subtype": None, "content": None, "level": None, "isMeta": None},
+            "api_error": None,
+        }),
+        "attachment": {**line, "attachment": Union("type", {
+            "skill_listing": {"type": None, "content": None, "skillCount": None, "isInitial": None, "names": None},
+            "agent_listing_delta": {"type": None, "addedTypes": None, "addedLines": None, "removedTypes": None,
+                                    "isInitial": None, "showConcurrencyNote": None},
+            "deferred_tools_delta": {"type": None, "addedNames": None, "addedLines": None, "removedNames": None,
+                                     "readdedNames": None, "pendingMcpServers": None, "needsAuthMcpServers": None},
+        })},
+        "progress": {**line, "data": Union("type", {
+            "hook_progress": {"type": None, "hookEvent": None, "hookName": None, "command": None},
+        }, label=False), "parentToolUseID": None, "toolUseID": None},
+        "queue-operation": Union("operation", dict.fromkeys(("enqueue", "dequeue", "remove"), queued)),
+        "last-prompt": {"type": None, "lastPrompt": None, "leafUuid": None, "sessionId": None},
+        "mode": {"type": None, "mode": None, "sessionId": None},
+        "file-history-snapshot": {"type": None, "messageId": None, "isSnapshotUpdate": None,
+                                  "snapshot": {"messageId": None, "trackedFileBackups": OPEN, "timestamp": None}},
+        "summary": None,
+        "custom-title": None,
+    })
+    return Known(s2c=lines, c2s=lines)
+
+
 DIALECT = Dialect(
     name="claude-session",
     transport="pipe",
     decoder=ClaudeSessionDecoder,
+    known=_known(),
     summary="Claude Code session file (~/.claude/projects/<project>/<session>.jsonl), imported",
     volatile=("sessionId", "uuid", "parentUuid", "leafUuid", "promptId", "requestId", "message.id",
               "message.content[*].id", "**.tool_use_id", "sourceToolAssistantUUID", "timestamp", "cwd"),

@@ -335,10 +335,87 @@ RULES = (
     ("invalid-json", ERROR_SEV, "a line that is not JSON"),
 )
 
+# --- drift (rule `drift`, wirecap/dialects/drift.py): the lines and fields this dialect knows -------------
+# From the rollout files the project ships (tests/fixtures/samples/codex_rollout_*.jsonl: Codex 0.169.0
+# in the lab, hello, a tool call resumed, a run killed offline) and the rollouts of lab runs (tool,
+# http_error, sse_error, replay mismatch). A `response_item` or `event_msg` type the decoder names but
+# no such file shows is known by its type only: its fields are not looked into until a real file shows
+# them. Settings and policy objects (permission profiles, sandbox policy, collaboration mode, rate
+# limits) are known fields whose insides are not looked into.
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    tokens = {"input_tokens": None, "cached_input_tokens": None, "cache_write_input_tokens": None,
+              "output_tokens": None, "reasoning_output_tokens": None, "total_tokens": None}
+    passthrough = {"internal_chat_message_metadata_passthrough": OPEN}
+    part = Union("type", {
+        "input_text": {"type": None, "text": None},
+        "output_text": {"type": None, "text": None, "annotations": None},
+    }, label=False)
+    items = Union("type", {
+        "message": {"type": None, "id": None, "role": None, "content": [part], "status": None, **passthrough},
+        "function_call": {"type": None, "id": None, "status": None, "name": None, "arguments": OPEN, "call_id": None,
+                          **passthrough},
+        "function_call_output": {"type": None, "id": None, "call_id": None, "output": OPEN, **passthrough},
+        **dict.fromkeys(("reasoning", "custom_tool_call", "custom_tool_call_output", "local_shell_call",
+                         "web_search_call", *_ITEM_NOTES)),
+    })
+    settings = {"model": None, "model_provider_id": None, "approval_policy": None, "approvals_reviewer": None,
+                "requested_approvals_reviewer": None, "permission_profile": None, "active_permission_profile": None,
+                "cwd": None, "runtime_workspace_roots": None, "collaboration_mode": None, "disabled_plugin_ids": None}
+    ui_item = Union("type", {
+        "UserMessage": {"type": None, "id": None, "content": [{"type": None, "text": None, "text_elements": None}]},
+        "AgentMessage": {"type": None, "id": None, "content": [{"type": None, "text": None}]},
+        "CommandExecution": {"type": None, "id": None, "process_id": None, "command": None, "cwd": None,
+                             "parsed_cmd": None, "source": None, "status": None, "aggregated_output": None,
+                             "exit_code": None, "duration": None},
+    }, label=False)
+    events = Union("type", {
+        "task_started": {"type": None, "turn_id": None, "root_turn_id": None, "turn_attribution": None,
+                         "started_at": None, "model_context_window": None, "collaboration_mode_kind": None},
+        "task_complete": {"type": None, "turn_id": None, "root_turn_id": None, "last_agent_message": None,
+                          "started_at": None, "completed_at": None, "duration_ms": None, "time_to_first_token_ms": None,
+                          "error": {"message": None, "codex_error_info": None}},  # a failed turn (0.169)
+        "token_count": {"type": None, "info": {"total_token_usage": tokens, "last_token_usage": tokens,
+                                               "last_usage_includes_reasoning": None, "model_context_window": None},
+                        "rate_limits": None},
+        "item_completed": {"type": None, "thread_id": None, "turn_id": None, "item": ui_item, "started_at_ms": None,
+                           "completed_at_ms": None},
+        "thread_settings_applied": {"type": None, "thread_id": None, "thread_settings": settings},
+        **dict.fromkeys(("turn_started", "turn_complete", "turn_aborted", "error", "stream_error",
+                         *sorted(_MIRRORS - {"item_completed"}), *sorted(_NOTES - {"thread_settings_applied"}))),
+    })
+    line = {"timestamp": None, "ordinal": None, "type": None}
+    lines = Union("type", {
+        "session_meta": {**line, "payload": {
+            "id": None, "session_id": None, "timestamp": None, "account_scoped": None, "cwd": None,
+            "runtime_workspace_roots": None, "originator": None, "cli_version": None, "source": None,
+            "thread_source": None, "model_provider": None, "base_instructions": OPEN, "history_mode": None,
+            "context_window": None, "git": None}},
+        "turn_context": {**line, "payload": {
+            "turn_id": None, "root_turn_id": None, "disabled_plugin_ids": None, "cwd": None, "approval_policy": None,
+            "approvals_reviewer": None, "permission_profile": None, "active_permission_profile": None, "model": None,
+            "comp_hash": None, "collaboration_mode": None, "multi_agent_version": None, "realtime_active": None,
+            "summary": None, "sandbox_policy": None}},
+        "world_state": {**line, "payload": {"full": None, "state": OPEN}},
+        "response_item": {**line, "payload": items, "metadata": {
+            "history_sequence": None, "sampled_through_sequence": None, "client_authored": None,
+            "mcp_attribution": None, "retained_source": None, "user_input_order": None,
+            "fallback_token_limit_override": None}},
+        "event_msg": {**line, "payload": events},
+        "token_usage_record": {**line, "payload": {
+            "thread_id": None, "turn_id": None, "session_id": None, "root_turn_id": None, "response_id": None,
+            "usage": tokens, "turn_token_usage": tokens, "thread_token_usage": tokens}},
+        "compacted": None,
+    })
+    return Known(s2c=lines, c2s=lines)
+
+
 DIALECT = Dialect(
     name="codex-rollout",
     transport="pipe",
     decoder=CodexRolloutDecoder,
+    known=_known(),
     summary="Codex CLI rollout file (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), imported",
     volatile=("timestamp", "payload.id", "payload.session_id", "payload.thread_id", "payload.turn_id",
               "payload.root_turn_id", "payload.call_id", "payload.response_id", "payload.timestamp", "**.turn_id",
