@@ -67,8 +67,9 @@ class Case:
     argv: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
     pty: bool = False
-    typed: str | None = None  # typed on stdin one character every 100 ms after `wait` seconds
-    wait: float = 0.0
+    typed: str | None = None  # typed on stdin one character every 100 ms once the client is `ready`
+    ready: tuple[str, int] | None = None  # ... i.e. once its output holds this text that many times
+    wait: float = 0.0  # at most this long (seconds): then it is typed anyway
     setup: str | None = None  # "codex": write HOME/.codex/config.toml
     net: tuple[str, ...] = ()  # pty clients: the network channels `wirecap diff --ch` compares
 
@@ -108,7 +109,7 @@ def _cb115(mode: str, prompt: str) -> Case:
                  "{WORK}", prompt),
                 {"ENVIRONMENT": "local", "NEXT_PUBLIC_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_APP_URL": "http://{PROXY}",
                  "NEXT_PUBLIC_SUPPORT_EMAIL": "support@example.invalid"},
-                pty=True, typed="exit\r", wait=6, net=("ws-1",))
+                pty=True, typed="exit\r", ready=("work > ", 2), wait=30, net=("ws-1",))
 
 
 def _cbsdk03(mode: str, prompt: str) -> Case:
@@ -325,9 +326,16 @@ def _wait_listening(hostport: str, proc: subprocess.Popen, what: str, timeout: f
     raise RuntimeError(f"{what} did not listen on {hostport} within {timeout:.0f} s")
 
 
-def _type_slowly(fd: int, text: str, wait: float) -> None:
-    """Type like a person: codebuff 1.0.115 ignores a fast write (paste detection)."""
-    time.sleep(wait)
+def _type_slowly(fd: int, text: str, wait: float, ready: tuple[str, int] | None, log: Path) -> None:
+    """Type like a person (codebuff 1.0.115 ignores a fast write: paste detection), once the client's
+    output in LOG holds READY's text READY's count times (its prompt again: the reply is done), or
+    after WAIT seconds: a loaded machine only makes it later, never too early."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if ready and log.exists() and log.read_bytes().count(ready[0].encode()) >= ready[1]:
+            time.sleep(0.5)
+            break
+        time.sleep(0.1)
     with contextlib.suppress(OSError):
         for ch in text:
             os.write(fd, ch.encode())
@@ -385,7 +393,9 @@ class Runner:
         typer = None
         if self.case.typed:
             stdin_r, stdin_w = os.pipe()
-            typer = threading.Thread(target=_type_slowly, args=(stdin_w, self.case.typed, self.case.wait), daemon=True)
+            typer = threading.Thread(target=_type_slowly, daemon=True,
+                                     args=(stdin_w, self.case.typed, self.case.wait, self.case.ready,
+                                           self.out / f"{tag}.out"))
         t0 = time.monotonic()
         with open(self.out / f"{tag}.out", "wb") as log:
             p = subprocess.Popen(cmd, env=self.env(), cwd=str(self.work), stdin=stdin_r, stdout=log, stderr=log,
