@@ -42,7 +42,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,8 @@ LABKIT = ROOT / "tests" / "fixtures" / "lab"
 FAKES = LABKIT / "fake"
 PROXY = "127.0.0.1:40000"  # where the client is pointed (the recording proxy), in both runs
 BACKEND = "127.0.0.1:40001"  # the fake when recording, `replay serve` when replaying
-CLIENT_TIMEOUT = 90.0  # seconds per client run (the slowest, codebuff 1.0.115, takes ~10 s)
+CLIENT_TIMEOUT = 90.0  # seconds per client run (the slowest, opencode, takes ~10 s)
+MISMATCH_TIMEOUT = 30.0  # seconds a client may take to give up on a replay mismatch (a retry loop is a hang)
 
 QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
@@ -70,8 +71,9 @@ class Case:
     typed: str | None = None  # typed on stdin one character every 100 ms once the client is `ready`
     ready: tuple[str, int] | None = None  # ... i.e. once its output holds this text that many times
     wait: float = 0.0  # at most this long (seconds): then it is typed anyway
-    setup: str | None = None  # "codex": write HOME/.codex/config.toml
+    setup: str | None = None  # "codex": write HOME/.codex/config.toml ("codex-retries": with default retries)
     net: tuple[str, ...] = ()  # pty clients: the network channels `wirecap diff --ch` compares
+    replay_swap: tuple[str, str] | None = None  # (recorded, live): the replay run's argv differs: a mismatch
 
 
 def _claude(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] = ()) -> Case:
@@ -175,6 +177,17 @@ MATRIX: dict[str, dict[str, Case]] = {
 }
 
 
+# The `mismatch` case of every client: `hello` recorded, then replayed to the client asked "say goodbye".
+# The request cannot match: the replay server must say so in the protocol's own non-retryable form,
+# and the client must give up (within MISMATCH_TIMEOUT) and print wirecap's message.
+# The clients keep their default retry settings here (no CLAUDE_CODE_MAX_RETRIES, no Codex retries 0):
+# a mismatch answered in a retryable form shows as a client that does not give up.
+for _cases in MATRIX.values():
+    _h = _cases["hello"]
+    _cases["mismatch"] = replace(_h, replay_swap=("say hello", "say goodbye"), setup=_h.setup and _h.setup + "-retries",
+                                 env={k: v for k, v in _h.env.items() if k != "CLAUDE_CODE_MAX_RETRIES"})
+
+
 def lab_dir() -> Path | None:
     """The installed lab (WIRECAP_LAB, else <repo>/.lab), or None when it is not there."""
     for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
@@ -208,6 +221,8 @@ class CaseResult:
     diff_stdout: str = ""
     diff_all_rc: int | None = None
     diff_all: str = ""
+    mismatch_case: bool = False  # a `mismatch` case: judged on how the client fails, not on equality
+    client_said: str = ""  # mismatch case: the client's output line that names wirecap's mismatch
     error: str = ""  # the runner itself failed (fake did not start, timeout, ...)
     why: list[str] = field(default_factory=list)
     ok: bool = False
@@ -216,6 +231,13 @@ class CaseResult:
         why = []
         if self.error:
             why.append(self.error)
+        if self.mismatch_case:
+            if not self.error and (self.server_rc != 1 or not self.server_mismatch):
+                why.append(f"replay serve reported no mismatch (exit {self.server_rc})")
+            if not self.error and not self.client_said:
+                why.append("the client's output does not name the mismatch (no 'wirecap replay' in it)")
+            self.why, self.ok = why, not why
+            return
         if self.record_rc is not None and self.replay_rc != self.record_rc:
             why.append(f"client exit {self.replay_rc} on replay, {self.record_rc} when recorded")
         if self.server_rc != 0 or self.server_mismatch:
@@ -371,9 +393,12 @@ class Runner:
         for d in (self.home, self.work, self.tmp):
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
-        if self.case.setup == "codex":
+        if self.case.setup in ("codex", "codex-retries"):
             (self.home / ".codex").mkdir()
-            (self.home / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+            cfg = CODEX_CONFIG
+            if self.case.setup == "codex-retries":  # Codex's default retries
+                cfg = "".join(ln for ln in cfg.splitlines(keepends=True) if "_max_retries" not in ln)
+            (self.home / ".codex" / "config.toml").write_text(cfg)
 
     def env(self) -> dict[str, str]:
         """The client's whole environment (like the lab runners' `env -i`); wirecap passes it on."""
@@ -383,10 +408,13 @@ class Runner:
             env["WIRECAP_HOME"] = os.environ["WIRECAP_HOME"]
         return env
 
-    def client_run(self, cap: Path, tag: str) -> tuple[int | None, float]:
+    def client_run(self, cap: Path, tag: str, timeout: float = CLIENT_TIMEOUT) -> tuple[int | None, float]:
         """The client under `wirecap record -- CMD`, pointed at PROXY, reverse-proxied to BACKEND."""
         self.fresh_dirs()
         argv = [self.sub(a) for a in self.case.argv]
+        if tag == "replay" and self.case.replay_swap:
+            was, now = self.case.replay_swap
+            argv = [now if a == was else a for a in argv]
         cmd = [*self.wirecap, "record", "-q", "-o", str(cap), "--listen", PROXY, "--reverse", f"http://{BACKEND}",
                *(["--pty"] if self.case.pty else []), "--", *argv]
         stdin_r = os.open(os.devnull, os.O_RDONLY)
@@ -404,7 +432,7 @@ class Runner:
             if typer:
                 typer.start()
             try:
-                rc: int | None = p.wait(CLIENT_TIMEOUT)
+                rc: int | None = p.wait(timeout)
             except subprocess.TimeoutExpired:
                 _kill_group(p)
                 rc = None
@@ -423,7 +451,7 @@ class Runner:
         return p
 
     def run(self) -> CaseResult:
-        res = CaseResult(self.client, self.name)
+        res = CaseResult(self.client, self.name, mismatch_case=self.case.replay_swap is not None)
         t0 = time.monotonic()
         rec, rep = self.out / "rec.jsonl", self.out / "rep.jsonl"
         try:
@@ -440,7 +468,8 @@ class Runner:
                                      start_new_session=True)
             try:
                 _wait_listening(BACKEND, serve, "wirecap replay serve")
-                res.replay_rc, res.replay_s = self.client_run(rep, "replay")
+                res.replay_rc, res.replay_s = self.client_run(
+                    rep, "replay", MISMATCH_TIMEOUT if res.mismatch_case else CLIENT_TIMEOUT)
             finally:
                 serve.send_signal(signal.SIGTERM)
                 try:
@@ -450,9 +479,15 @@ class Runner:
                     res.server_rc = None
             lines = (self.out / "serve.stderr").read_text(errors="replace").splitlines()
             res.server_mismatch = [ln for ln in lines if "match" in ln.lower()][:20]
-            if res.replay_rc is None:
+            if res.mismatch_case:
+                said = [ln.strip() for ln in (self.out / "replay.out").read_text(errors="replace").splitlines()
+                        if "wirecap replay" in ln]
+                res.client_said = said[0][:300] if said else ""
+                if res.replay_rc is None:
+                    raise RuntimeError(f"the client did not give up within {MISMATCH_TIMEOUT:.0f} s of the mismatch")
+            elif res.replay_rc is None:
                 raise RuntimeError(f"the client did not finish within {CLIENT_TIMEOUT:.0f} s on replay")
-            if self.case.pty:
+            elif self.case.pty:
                 res.diff_stdout_rc, res.diff_stdout = compare_screens(rec, rep)
                 outs = [self.diff("--ch", ch) for ch in self.case.net]
                 res.diff_all_rc = max(rc for rc, _ in outs)

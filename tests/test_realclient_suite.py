@@ -6,7 +6,9 @@ trip, every error mode of its fake), tests/realclient.py records a run through `
 --reverse`, then replays the capture with `wirecap replay serve` (strict, no `--ignore`) to the same
 real client, inside a private network namespace (`unshare -n`). A case passes when the client exits as
 recorded, its stdout and the whole capture diff equal (`wirecap diff`, exit 0) and the replay server
-reports no mismatch. Cases run a few at a time (WIRECAP_SUITE_JOBS, default CPUs + 1) in one
+reports no mismatch. The `mismatch` case of each client replays `hello` to the client asked something
+else: it passes when the server reports the mismatch and the client gives up within 30 s printing
+wirecap's message. Cases run a few at a time (WIRECAP_SUITE_JOBS, default CPUs + 1) in one
 session-scoped fixture; the client x case table is printed at the end of the pytest run.
 
 Skipped without the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) or without root / `unshare -n`.
@@ -50,7 +52,7 @@ class _Table:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
         tr.section("real-client suite: record, then strict replay to the same client")
-        order = ["hello", "tool", "http_error", "sse_error", "error"]
+        order = ["hello", "tool", "http_error", "sse_error", "error", "mismatch"]
         cases = sorted({c for _, c in self.results}, key=lambda c: (order.index(c) if c in order else 9, c))
         clients = [c for c in MATRIX if any(k[0] == c for k in self.results)]
         w = max(len(c) for c in clients)
