@@ -522,9 +522,10 @@ def main(argv: list[str]) -> int:
         return 2
     if not os.environ.get("WIRECAP_IN_NETNS"):
         # A private network namespace: only loopback exists, so nothing leaves the machine and the fixed
-        # ports of this case collide with no other run.
+        # ports of this case collide with no other run. And a PID namespace whose first process is this
+        # runner: when it dies (even by SIGKILL on the suite's timeout), every process of the case dies.
         script = 'ip link set lo up && exec "$@"'
-        os.execvp("unshare", ["unshare", "-n", "sh", "-c", script, "sh", "env", "WIRECAP_IN_NETNS=1",
+        os.execvp("unshare", ["unshare", "-n", "-p", "-f", "--kill-child", "sh", "-c", script, "sh", "env", "WIRECAP_IN_NETNS=1",
                               f"WIRECAP_LAB={lab}", sys.executable, os.path.abspath(__file__), *argv])
     out = Path(argv[2]).resolve()
     out.mkdir(parents=True, exist_ok=True)
