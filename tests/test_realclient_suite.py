@@ -27,8 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-from tests.realclient import MATRIX, can_unshare, lab_dir
+from realclient import MATRIX, can_unshare, lab_dir
 
 RUNNER = Path(__file__).resolve().parent / "realclient.py"
 CASE_TIMEOUT = 600  # seconds for one case; the runner bounds each of its steps itself (client runs 90 s each)
