@@ -51,7 +51,7 @@ FAKES = LABKIT / "fake"
 PROXY = "127.0.0.1:40000"  # where the client is pointed (the recording proxy), in both runs
 BACKEND = "127.0.0.1:40001"  # the fake when recording, `replay serve` when replaying
 CLIENT_TIMEOUT = 90.0  # seconds per client run (the slowest, opencode, takes ~10 s)
-MISMATCH_TIMEOUT = 30.0  # seconds a client may take to give up on a replay mismatch (a retry loop is a hang)
+MISMATCH_TIMEOUT = 20.0  # seconds a client may take to give up on a replay mismatch, startup included (a retry loop is a hang)
 
 QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}

@@ -7,7 +7,7 @@ trip, every error mode of its fake), tests/realclient.py records a run through `
 real client, inside a private network namespace (`unshare -n`). A case passes when the client exits as
 recorded, its stdout and the whole capture diff equal (`wirecap diff`, exit 0) and the replay server
 reports no mismatch. The `mismatch` case of each client replays `hello` to the client asked something
-else: it passes when the server reports the mismatch and the client gives up within 30 s printing
+else: it passes when the server reports the mismatch and the client gives up within 20 s printing
 wirecap's message. Cases run a few at a time (WIRECAP_SUITE_JOBS, default CPUs + 1) in one
 session-scoped fixture; the client x case table is printed at the end of the pytest run.
 
