@@ -136,19 +136,20 @@ MATRIX: dict[str, dict[str, Case]] = {
         "tool": _claude("tool_bash", "run echo hi", "--allowedTools", "Bash(echo:*)"),
         "http_error": _claude("http_error", "say hello", fake_args=("--error-status", "529")),
         "sse_error": _claude("sse_error", "say hello"),
+        "sse_drop": _claude("sse_drop", "say hello"),
     },
     "codebuddy": {
         "hello": _codebuddy("text", "say hello"),
         "tool": _codebuddy("tool", "run echo hi", "--allowedTools", "Bash(echo:*)"),
         "http_error": _codebuddy("http_error", "say hello", fake_args=("--error-status", "400",
                                                                        "--error-type", "invalid_request_error")),
-        "sse_error": _codebuddy("sse_error", "say hello"),
+        "sse_error": _codebuddy("sse_error", "say hello", fake_args=("--error-type", "server_error")),
     },
     "codex": {
         "hello": _codex("text", "say hello"),
         "tool": _codex("tool", "run echo hi"),
-        "http_error": _codex("http_error", "say hello"),
-        "sse_error": _codex("sse_error", "say hello"),
+        "http_error": _codex("http_error", "say hello", ("--error-status", "500", "--error-type", "server_error")),
+        "sse_error": _codex("sse_error", "say hello", ("--error-type", "server_error")),
     },
     "opencode": {
         "hello": _opencode("text", "say hello"),
@@ -172,7 +173,7 @@ MATRIX: dict[str, dict[str, Case]] = {
         "tool": _cbsdk("tool", "run echo hi"),
         "http_error": _cbsdk("http_error", "say hello", fake_args=("--error-status", "400",
                                                                    "--error-type", "invalid_request_error")),
-        "sse_error": _cbsdk("sse_error", "say hello"),
+        "sse_error": _cbsdk("sse_error", "say hello", ("--error-type", "server_error")),
     },
 }
 

@@ -18,7 +18,8 @@ def ws_capture(path: Path, n: int = 6, unacked: int | None = 3) -> Path:
     with CaptureWriter(path) as w:
         w.open("ws-1", "ws", url="ws://127.0.0.1:4242/ws", headers={})
         for i in range(n):
-            w.msg("ws-1", "c2s", json.dumps({"type": "action", "txid": i, "data": {"type": "user-input", "prompt": "hi"}}))
+            w.msg("ws-1", "c2s", json.dumps({"type": "action", "txid": i, "data": {"type": "user-input", "messages": [
+                {"role": "user", "content": "hi"}]}}))
             if i != unacked:
                 w.msg("ws-1", "s2c", json.dumps({"type": "ack", "txid": i, "success": True}))
         w.close_channel("ws-1", code=1000, reason="", by="client")

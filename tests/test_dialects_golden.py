@@ -62,9 +62,31 @@ GOLDEN = {
                                                             "cost": None, "llm_calls": 1, "tools": {}}),
     "http_openai_responses_tool": ("openai-responses-sse", {"model": "fake-model", "prompt": 66, "completion": 12,
                                                             "cost": None, "llm_calls": 1, "tools": {"shell": 1}}),
-    "http_anthropic_sse_error": ("anthropic-sse", {"model": "claude-fake-1", "prompt": 75, "completion": 1,
-                                                   "cost": None, "llm_calls": 1, "tools": {}, "errors": 1}),
+    # the error event cut the message: a failed call, not an answered one; its message_start usage
+    # (75 in, 1 out) is reported as failed_usage (tests/test_stats_per_call.py), not as models_usage
+    "http_anthropic_sse_error": ("anthropic-sse", {"usage": None, "tools": {}, "errors": 1}),
     "http_anthropic_http_error": ("anthropic-sse", {"usage": None, "tools": {}, "errors": 1}),
+    # variants (tests/test_dialects_detect.py). --input-format stream-json via fake/sdk_driver.py:
+    # result usage 25050 / 12, total_cost_usd 0 (CodeBuddy); modelUsage 19440 / 10, costUSD 0.09745 (Claude)
+    "codebuddy_sdkin": ("codebuddy", {"model": "default-model", "prompt": 25050, "completion": 12, "cost": 0,
+                                      "llm_calls": 1, "tools": {}}),
+    "tee_codebuddy_sdkin": ("codebuddy", {"model": "default-model", "prompt": 25050, "completion": 12, "cost": 0,
+                                          "llm_calls": 1, "tools": {}}),
+    "claude_code_sdkin": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19440, "completion": 10,
+                                          "cost": 0.09745, "llm_calls": 1, "tools": {}}),
+    # --output-format json: one result line (modelUsage 19440 / 10, $0.09745), no per-call usage: calls unknown
+    "claude_code_json": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19440, "completion": 10,
+                                         "cost": 0.09745, "llm_calls": None, "tools": {}}),
+    # --output-format json --verbose: the same run as one JSON array (init, assistant, result)
+    "claude_code_jsonv": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19440, "completion": 10,
+                                          "cost": 0.09745, "llm_calls": 1, "tools": {}}),
+    # fake --mode sse_drop: the first stream cut after 5 events (msg_255a...), the retry answered (msg_23de...):
+    # one answered call and one failed (the cut stream: an error event, so errors 1); the result's usage is
+    # all 0, its modelUsage 19436 / 10, costUSD 0.09742999999999999
+    "claude_code_drop": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19436, "completion": 10,
+                                         "cost": 0.09742999999999999, "llm_calls": 1, "tools": {}, "errors": 1}),
+    "tee_claude_code_drop": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19436, "completion": 10,
+                                             "cost": 0.09742999999999999, "llm_calls": 1, "tools": {}, "errors": 1}),
 }
 
 
@@ -73,7 +95,8 @@ def _cap(name: str) -> str:
 
 
 def test_every_committed_capture_has_a_golden_entry() -> None:
-    names = {p.stem for p in CAPS.glob("*.jsonl")} - {"public_claude-code-protocol_control_permission_scenarios"}
+    names = {p.stem for p in CAPS.glob("*.jsonl")} - {"public_claude-code-protocol_control_permission_scenarios",
+                                                        "claude_code_text"}  # text output: no dialect
     assert names == set(GOLDEN)
 
 

@@ -32,9 +32,13 @@ json_values = st.recursive(
 type_names = st.sampled_from(["system", "assistant", "user", "result", "stream_event", "control_request",
                               "control_response", "action", "ack", "ping", "start", "text", "tool_call", "finish",
                               "thread.started", "item.completed", "turn.completed", "step_finish", "tool_use",
-                              "message_start", "content_block_delta", "response.completed", "error", "x"])
+                              "message_start", "content_block_delta", "response.completed", "error", "x",
+                              # claude-session and codex-rollout lines
+                              "queue-operation", "attachment", "last-prompt", "session_meta", "response_item",
+                              "event_msg", "turn_context", "token_usage_record"])
 shaped = st.builds(lambda t, extra, data: {"type": t, **extra, "data": data, "message": data, "event": data,
-                                           "item": data, "part": data, "chunk": data, "kind": "event"},
+                                           "item": data, "part": data, "chunk": data, "kind": "event",
+                                           "payload": data, "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z"},
                    type_names, st.dictionaries(st.sampled_from(["subtype", "txid", "id", "usage", "content", "delta",
                                                                "index", "choices", "response"]), json_values, max_size=4),
                    json_values)

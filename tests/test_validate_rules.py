@@ -193,7 +193,7 @@ def test_detection_says_why(argv0: str) -> None:
 
     name, reason = detect_channel({"kind": "process", "argv": [argv0, "x.cjs"]}, [])
     if argv0 == "node":
-        assert name is None and "names no known agent CLI" in reason
+        assert name is None and "no dialect recognizes argv 'node x.cjs'" in reason
     else:
         assert name in ("claude-code", "codex-exec") and reason
 

@@ -29,6 +29,7 @@ import orjson
 from wirecap.analysis.align import align
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both
+from wirecap.dialects.base import DETECT_MSGS
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
     ERROR,
@@ -306,6 +307,8 @@ def input_kind(path: str) -> str:
         raise WirecapError(f"{path}: no such file")
     if os.path.isdir(path):
         raise WirecapError(f"{path}: is a directory, not a capture")
+    if path.endswith(".zst"):
+        return "capture"  # a zstd-compressed capture: the capture reader judges it
     first = _first_line(path)
     if not first.strip():
         raise WirecapError(f"{path}: empty file, not a wirecap capture")
@@ -669,7 +672,7 @@ def describe_content(kind: str, content: Any) -> str:
 class WireBuilder:
     """Per channel: each message (and HTTP status / exit code), normalized with the dialect's volatile paths."""
 
-    DETECT_AFTER = 5
+    DETECT_AFTER = DETECT_MSGS  # as many first messages as the decoders' detection reads
 
     def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None) -> None:
         self.ignore = ignore
@@ -1108,6 +1111,8 @@ STAT_METRICS = (
     ("duration", True),
     ("ttft", True),
     ("llm_calls", False),
+    ("failed_calls", False),
+    ("retries", False),
     ("prompt_tokens", False),
     ("completion_tokens", False),
     ("cache_read_tokens", False),
@@ -1142,25 +1147,10 @@ def _num(v: Any) -> float:
 
 
 def stats_totals(sessions: list[dict[str, Any]]) -> dict[str, float | None]:
-    """One number per metric over all sessions (ttft: the first session's; durations add up)."""
-    tot: dict[str, float | None] = {m: 0.0 for m, _ in STAT_METRICS}
-    tot["sessions"] = float(len(sessions))
-    ttfts = [s.get("ttft") for s in sessions if isinstance(s.get("ttft"), (int, float))]
-    tot["ttft"] = float(ttfts[0]) if ttfts else None
-    durs = [s.get("duration") for s in sessions if isinstance(s.get("duration"), (int, float))]
-    tot["duration"] = float(sum(durs)) if durs else None
-    for s in sessions:
-        for usage in (s.get("models_usage") or {}).values():
-            if not isinstance(usage, dict):
-                continue
-            for k in ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_creation_tokens",
-                      "total_tokens"):
-                tot[k] = (tot[k] or 0.0) + _num(usage.get(k))
-        tot["llm_calls"] = (tot["llm_calls"] or 0.0) + _num(s.get("llm_calls"))
-        tot["tool_calls"] = (tot["tool_calls"] or 0.0) + _num(s.get("tool_calls"))
-        tot["cost_usd"] = (tot["cost_usd"] or 0.0) + _num(s.get("total_cost"))
-        tot["errors"] = (tot["errors"] or 0.0) + _num(s.get("errors"))
-    return tot
+    """One number per metric over all sessions, each LLM call counted once (stats.capture_totals)."""
+    from wirecap.analysis.stats import capture_totals
+
+    return capture_totals(sessions)
 
 
 def stats_rows(sa: list[dict[str, Any]], sb: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1177,8 +1167,10 @@ def stats_rows(sa: list[dict[str, Any]], sb: list[dict[str, Any]]) -> list[dict[
                      "differs": bool(differs)})
     tools_a: dict[str, float] = {}
     tools_b: dict[str, float] = {}
+    from wirecap.analysis.stats import counted_sessions
+
     for sessions, acc in ((sa, tools_a), (sb, tools_b)):
-        for s in sessions:
+        for s in counted_sessions(sessions)[0]:  # a call seen on stdout and on the wire counts once
             tc = s.get("tool_calls")
             if isinstance(tc, dict):
                 for name, n in tc.items():

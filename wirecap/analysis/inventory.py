@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wirecap.capture.payload import payload_size
-from wirecap.dialects import detect_channel
-
-DETECT_MSGS = 5  # as many first messages as the decoding driver looks at
+from wirecap.dialects import Detection
 
 
 @dataclass
@@ -31,8 +29,6 @@ class ChannelSummary:
     duration: float | None = None
     status: str = "open"  # how it ended: "1000 client", "200", "exit 0", "SIGKILL", "closed"; "open" = no close
     errors: int = 0
-    opened: dict[str, Any] | None = field(default=None, repr=False)  # kept for dialect detection
-    first_msgs: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,7 +103,9 @@ def close_status(kind: str | None, rec: dict[str, Any]) -> str:
 def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> Inventory:
     inv = Inventory(header=header)
     chans = inv.channels
+    detection = Detection()  # the decoders' own detection, so `info` says what `decode` will do
     for rec in records:
+        detection.feed(rec)
         inv.records += 1
         rtype = rec.get("type")
         t = rec.get("t")
@@ -131,12 +129,8 @@ def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -
         if rtype == "open":
             c.kind = rec.get("kind")
             c.endpoint = endpoint_of(rec)
-            c.dialect = rec.get("dialect")
-            c.opened = rec
         elif rtype == "msg":
             inv.messages += 1
-            if len(c.first_msgs) < DETECT_MSGS:
-                c.first_msgs.append(rec)
             size = payload_size(rec)
             inv.bytes += size
             c.bytes += size
@@ -154,14 +148,7 @@ def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -
         elif rtype == "error":
             c.errors += 1
     for c in chans.values():
-        if not c.dialect:  # no hint: what the decoders would detect (URL path, argv, first messages)
-            c.dialect = detect_channel(c.opened, c.first_msgs)[0]
-    for c in chans.values():  # a process decodes as its pipes do (e.g. a wrapper script printing stream-json)
-        proc = chans.get((c.opened or {}).get("proc"))
-        if c.kind == "pipe" and c.dialect and proc is not None and not proc.dialect:
-            proc.dialect = c.dialect
-    for c in chans.values():
-        c.opened, c.first_msgs = None, []
+        c.dialect = detection.verdict(c.ch)[0]  # a process and its pipes are one unit: one verdict
         if c.duration is None and c.first_t is not None and c.last_t is not None:
             c.duration = round(c.last_t - c.first_t, 6)
     return inv

@@ -8,7 +8,15 @@ mapping (docs/stats.md) follows how established harnesses count:
   line, and it is only the `message_start` snapshot there); per field the largest value wins, so a
   later `message_delta` with the final output count replaces the snapshot;
 - session-level usage (Claude Code's `result`: `modelUsage` per model with `costUSD`) is the
-  authoritative total when present; the last one wins (it is cumulative).
+  authoritative total when present; the last one wins (it is cumulative);
+- thread-level usage (Codex `turn.completed`) is the thread's running total: each turn's figure is
+  the difference to the previous total; the first total of a resumed thread also holds the calls of
+  earlier runs, so it is reported as `thread_usage` and not as this session's usage.
+Calls are counted apart from failures: `llm_calls` are the calls that answered, `failed_calls` the
+attempts that failed (an error status, an error event, a stream that ended without its terminal
+event, a client's retry notice, a synthetic API-error message) and `retries` the attempts the client said it retried; the usage a failed call had reported
+(a stream cut by an error event) is `failed_usage`, not part of `models_usage`; ttft comes only from
+real output.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from wirecap.events import (
     REASONING,
     SESSION_STARTED,
     TOOL_CALL,
+    TURN_ENDED,
     TURN_STARTED,
     USAGE,
     Event,
@@ -59,6 +68,10 @@ class SessionStats:
         self.bytes = 0
         self.msg_usage: dict[Any, dict[str, Any]] = {}
         self.turn_usage: list[dict[str, Any]] = []
+        self.thread_usage: list[dict[str, Any]] = []
+        self.failed_ids: set[str] = set()
+        self.failed_calls = 0
+        self.retries = 0
         self.session_usage: dict[str, dict[str, Any]] = {}
         self.session_usage_seq: Any = None
         self.tool_names: dict[str, str] = {}
@@ -102,7 +115,8 @@ class SessionStats:
             self.types[ev.kind if ev.item is None else f"{ev.kind}:{ev.item}"] += 1
         kind = ev.kind
         if kind in _OUTPUT_KINDS:
-            if self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None):
+            if (self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None)
+                    and not ev.data.get("synthetic")):  # a client's made-up API-error message is no token
                 self.first_output_t = ev.t
             if kind == ITEM_COMPLETED and ev.item == TOOL_CALL:
                 name = str(ev.data.get("name"))
@@ -116,11 +130,23 @@ class SessionStats:
             self._usage(ev, data)
         elif kind == ERROR:
             self.errors += 1
+            if data.get("failed_call") or data.get("retry"):
+                self.failed_calls += 1
+                if data.get("retry"):
+                    self.retries += 1
+                mid = data.get("message_id")
+                if isinstance(mid, str) and mid:
+                    self.failed_ids.add(mid)
         elif kind == SESSION_STARTED:
             if self.session_id is None and data.get("session_id"):
                 self.session_id = str(data["session_id"])
             if data.get("model") and self.model is None:
                 self.model = str(data["model"])
+        elif kind == TURN_ENDED and data.get("truncated"):  # a stream that died without its end: failed
+            self.failed_calls += 1
+            mid = data.get("message_id")
+            if isinstance(mid, str) and mid:
+                self.failed_ids.add(mid)
         elif kind == TURN_STARTED and not self.records_mode and self.first_output_t is None:
             self.start_t = ev.t
         if "cost_usd" in data and kind != USAGE and isinstance(data.get("cost_usd"), (int, float)):
@@ -140,6 +166,9 @@ class SessionStats:
         if scope == "turn":
             self.turn_usage.append(data)
             return
+        if scope == "thread":
+            self.thread_usage.append(data)
+            return
         if scope != "message" or not any(f in data for f in _FIELDS):
             return
         mid = data.get("message_id")
@@ -154,29 +183,43 @@ class SessionStats:
         if not prev.get("model") and data.get("model"):
             prev["model"] = data["model"]
 
+    def _thread_turns(self) -> list[dict[str, Any]]:
+        """Per-turn usages from a thread's running totals (the first one only when it is this run's own)."""
+        out: list[dict[str, Any]] = []
+        prev: dict[str, Any] | None = None
+        for u in self.thread_usage:
+            if prev is None:
+                if u.get("resumed") is not True:
+                    out.append(u)
+            else:
+                out.append({**u, **{f: max(_n(u.get(f)) - _n(prev.get(f)), 0) for f in (*_FIELDS, "reasoning_tokens")}})
+            prev = u
+        return out
+
     def result(self) -> dict[str, Any]:
         models: dict[str, dict[str, Any]] = {}
+        thread_turns = self._thread_turns()
+        answered = [u for k, u in self.msg_usage.items() if k not in self.failed_ids]
+        failed: dict[str, dict[str, Any]] = {}
+        for k, u in self.msg_usage.items():  # what a call that failed had reported (it is not an answer)
+            if k in self.failed_ids:
+                _add_usage(failed, str(u.get("model") or self.model or "unknown"), u)
         if self.session_usage:
             sources = list(self.session_usage.items())
         else:
             sources = [(str(u.get("model") or self.model or "unknown"), u)
-                       for u in (*self.msg_usage.values(), *self.turn_usage)]
+                       for u in (*answered, *self.turn_usage, *thread_turns)]
         for model, u in sources:
-            m = models.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-                                          "cache_read_tokens": 0, "cache_creation_tokens": 0, "cost_usd": None})
-            inp, out = _n(u.get("input_tokens")), _n(u.get("output_tokens"))
-            cr, cc = _n(u.get("cache_read_tokens")), _n(u.get("cache_creation_tokens"))
-            m["prompt_tokens"] += inp + cr + cc
-            m["completion_tokens"] += out
-            m["total_tokens"] += inp + cr + cc + out
-            m["cache_read_tokens"] += cr
-            m["cache_creation_tokens"] += cc
-            if isinstance(u.get("cost_usd"), (int, float)):
-                m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
+            _add_usage(models, model, u)
         costs = [m["cost_usd"] for m in models.values() if m["cost_usd"] is not None]
         # the session's own total (Claude Code's result.total_cost_usd) wins: modelUsage may omit models
         total_cost = self.cost_hint if self.cost_hint is not None else (round(sum(costs), 10) if costs else None)
-        llm_calls = len(self.msg_usage) or len(self.turn_usage) or None
+        if self.msg_usage:  # a failed call's usage (a stream cut by an error event) is no answered call
+            llm_calls: int | None = sum(1 for k in self.msg_usage if k not in self.failed_ids)
+        else:
+            llm_calls = len(self.turn_usage) or len(self.thread_usage) or None
+        if llm_calls is None and self.failed_calls:
+            llm_calls = 0
         tools: Counter[str] = Counter(self.tool_names.values())
         tools.update(self.tool_anon)
         ttft = None
@@ -195,13 +238,39 @@ class SessionStats:
             "bytes": self.bytes if self.records_mode else None,
             "models_usage": models,
             "llm_calls": llm_calls,
+            "failed_calls": self.failed_calls,
+            "retries": self.retries,
             "tool_calls": dict(sorted(tools.items())),
             "total_cost": total_cost,
             "errors": self.errors,
         }
         if self.credits is not None:
             out["credits"] = self.credits
+        if failed:
+            out["failed_usage"] = failed
+        if self.thread_usage:
+            last = self.thread_usage[-1]
+            thread: dict[str, dict[str, Any]] = {}
+            _add_usage(thread, str(last.get("model") or self.model or "unknown"), last)
+            out["thread_usage"] = thread
+            out["resumed"] = last.get("resumed")
         return out
+
+
+def _add_usage(models: dict[str, dict[str, Any]], model: str, u: dict[str, Any]) -> None:
+    m = models.setdefault(model, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+                                  "cache_read_tokens": 0, "cache_creation_tokens": 0, "reasoning_tokens": 0,
+                                  "cost_usd": None})
+    inp, out = _n(u.get("input_tokens")), _n(u.get("output_tokens"))
+    cr, cc = _n(u.get("cache_read_tokens")), _n(u.get("cache_creation_tokens"))
+    m["prompt_tokens"] += inp + cr + cc
+    m["completion_tokens"] += out
+    m["total_tokens"] += inp + cr + cc + out
+    m["cache_read_tokens"] += cr
+    m["cache_creation_tokens"] += cc
+    m["reasoning_tokens"] += _n(u.get("reasoning_tokens"))  # as the API reports them (OpenAI: inside output)
+    if isinstance(u.get("cost_usd"), (int, float)):
+        m["cost_usd"] = round((m["cost_usd"] or 0) + u["cost_usd"], 10)
 
 
 def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
@@ -218,7 +287,7 @@ def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
         if s is None:
             s = sessions[key] = SessionStats(ch, ev.dialect or None)
         s.add_event(ev)
-    return [s.result() for s in sessions.values()]
+    return link_wire_sessions([s.result() for s in sessions.values()], {k for (k, _d) in sessions if k.startswith("proc")})
 
 
 def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
@@ -254,14 +323,99 @@ def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = No
             s.count_waiting(unit.decoder)
         for ev in events:
             s.add_event(ev)
+    procs = {u.key for u in decoding.units.values() if u.kind == "process"}
+    results = link_wire_sessions([s.result() for s in sessions.values()], procs)
     wanted = set(channels)
     if wanted:
         missing = sorted(wanted - decoding.chan_unit.keys())
         if missing:
             raise UnknownChannel(missing[0], sorted(decoding.chan_unit))
         keys = {decoding.chan_unit[c].key for c in wanted}
-        return [s.result() for k, s in sessions.items() if k in keys]
-    return [s.result() for s in sessions.values()]
+        return [r for r in results if r["ch"] in keys]
+    return results
+
+
+def link_wire_sessions(sessions: list[dict[str, Any]], process_keys: set[str]) -> list[dict[str, Any]]:
+    """Mark the network sessions of a capture with one decoded process as that process's (`part_of`).
+
+    `wirecap record -- CMD` puts CMD's stdout and the HTTP / WebSocket traffic it caused in one
+    capture: the same LLM calls are then seen twice, as the agent reports them (stdout) and as they
+    crossed the wire. With exactly one decoded process, every decoded network session is its traffic;
+    `capture_totals` then counts the calls once. With several processes the owner is unknown: no link.
+    """
+    procs = [s for s in sessions if s["ch"] in process_keys and s["dialect"]]
+    if len(procs) != 1:
+        return sessions
+    owner = procs[0]["ch"]
+    for s in sessions:
+        if s["dialect"] and s["ch"] not in process_keys:
+            s["part_of"] = owner
+    return sessions
+
+
+def counted_sessions(sessions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the sessions whose calls, tokens and tool calls count, the sessions whose cost counts): for a
+    process with wire sessions (`part_of`) that have usage or calls, the wire's; else each session's own."""
+    wire_of: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        if s.get("part_of"):
+            wire_of.setdefault(s["part_of"], []).append(s)
+    counted: list[dict[str, Any]] = []
+    cost_from: list[dict[str, Any]] = []
+    for s in sessions:
+        if s.get("part_of"):
+            continue
+        wire = wire_of.get(s["ch"], [])
+        if any(w.get("models_usage") or w.get("llm_calls") or w.get("failed_calls") for w in wire):
+            counted.extend(wire)
+            cost_from.extend([s] if isinstance(s.get("total_cost"), (int, float)) else wire)
+        else:
+            counted.append(s)
+            cost_from.append(s)
+    return counted, cost_from
+
+
+_TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_creation_tokens", "total_tokens")
+
+
+def capture_totals(sessions: list[dict[str, Any]]) -> dict[str, float | None]:
+    """One number per metric over the sessions of one capture, each LLM call counted once.
+
+    A process whose traffic is in the same capture (`part_of`) is seen twice; its calls are taken from
+    one side only: the wire's (one usage per call, exact even where the agent reports a running total,
+    e.g. a resumed Codex thread) when a network session of that process has usage or calls, else the
+    process's. Tool calls follow the same side. Cost: the process's own total when it reports one
+    (Claude Code's result; the wire carries no price), else the sum. Duration and ttft: the process's
+    when there is one (its wall time; network exchanges overlap it), else the sum of durations and
+    the first ttft. `errors` adds every session's (each side reports what it saw), as do `retries`
+    (only an agent's own output tells them).
+    """
+    tot: dict[str, float | None] = {"sessions": float(len(sessions)), "duration": None, "ttft": None,
+                                    "llm_calls": 0.0, "failed_calls": 0.0, "retries": 0.0,
+                                    **dict.fromkeys(_TOKEN_KEYS, 0.0), "tool_calls": 0.0, "cost_usd": 0.0,
+                                    "errors": 0.0}
+    counted, cost_from = counted_sessions(sessions)
+    wire_of = {s["part_of"] for s in sessions if s.get("part_of")}
+    for s in counted:
+        for usage in (s.get("models_usage") or {}).values():
+            if isinstance(usage, dict):
+                for k in _TOKEN_KEYS:
+                    tot[k] = (tot[k] or 0.0) + _n(usage.get(k))
+        for k in ("llm_calls", "failed_calls"):
+            tot[k] = (tot[k] or 0.0) + _n(s.get(k))
+        tc = s.get("tool_calls")
+        if isinstance(tc, dict):
+            tot["tool_calls"] = (tot["tool_calls"] or 0.0) + sum(_n(v) for v in tc.values())
+    tot["cost_usd"] = float(sum(_n(s.get("total_cost")) for s in cost_from))
+    tot["errors"] = float(sum(_n(s.get("errors")) for s in sessions))
+    tot["retries"] = float(sum(_n(s.get("retries")) for s in sessions))  # only an agent's stdout reports them
+    owners = [s for s in sessions if s["ch"] in wire_of]
+    timed = owners or sessions
+    durs = [s["duration"] for s in timed if isinstance(s.get("duration"), (int, float))]
+    tot["duration"] = float(sum(durs)) if durs else None
+    ttfts = [s["ttft"] for s in timed if isinstance(s.get("ttft"), (int, float))]
+    tot["ttft"] = float(ttfts[0]) if ttfts else None
+    return tot
 
 
 class UnknownChannel(LookupError):

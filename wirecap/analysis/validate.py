@@ -12,14 +12,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from wirecap.analysis.stats import UnknownChannel
-from wirecap.dialects import Decoding
+from wirecap.dialects import DIALECTS, Decoding
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
+from wirecap.dialects.drift import DriftCheck
 from wirecap.events import UNPARSED
 
 __all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_capture", "validate_records"]
 
 SEVERITIES = (ERROR_SEV, WARNING, INFO)
 UNPARSED_DETAIL = 20  # unparsed findings listed one by one per unit; the rest are summed up
+EARLY_MSGS = 64  # messages of a channel held for the drift check until its unit's dialect is decided
+_UNDECIDED = object()
 
 
 def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -36,11 +39,15 @@ def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
-                     options: dict[str, Any] | None = None, channels: Iterable[str] = ()) -> list[Finding]:
+                     options: dict[str, Any] | None = None, channels: Iterable[str] = (),
+                     strict_schema: bool = False) -> list[Finding]:
     """Findings for a stream of records (header excluded). With `channels`, only the findings of
     the units holding them (a pipe selects its process and the process its pipes), and those of no
-    channel; a channel the stream lacks raises UnknownChannel."""
+    channel; a channel the stream lacks raises UnknownChannel. Message types and fields a dialect
+    does not know are `drift` findings: info, or errors with `strict_schema`."""
     decoding = Decoding(dialect=dialect, options=_check_options(options))
+    drift = DriftCheck()
+    drift_of: dict[Any, Any] = {}  # channel -> its drift check once its unit is decided (None: not checked)
     unparsed: dict[str, int] = {}
     found: list[Finding] = []
 
@@ -54,18 +61,55 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
                                          ev.seq[0] if ev.seq else None, ev.ch))
 
     events_of = decoding.events
+    chan_unit = decoding.chan_unit
+    early: dict[Any, list[dict[str, Any]]] = {}  # channel -> its messages before its unit was decided
+
+    def drift_for(ch: Any) -> Any:
+        """The drift check of a channel (None: not checked), or _UNDECIDED while its unit has no dialect yet."""
+        unit = chan_unit.get(ch)
+        if unit is None or unit.decoder is None:
+            return _UNDECIDED
+        known = DIALECTS[unit.dialect].known if unit.dialect else None
+        return drift.for_channel(unit.dialect, known, ch) if known is not None else None
+
     for rec in records:
         events = events_of(rec)
+        if rec.get("type") == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
+            ch = rec.get("ch")
+            try:
+                check = drift_of[ch]
+            except KeyError:
+                check = drift_for(ch)
+                if check is _UNDECIDED:  # checked once its unit's dialect is known
+                    held = early.setdefault(ch, [])
+                    if len(held) < EARLY_MSGS:
+                        held.append(rec)
+                    check = None
+                else:
+                    drift_of[ch] = check
+                    for r in early.pop(ch, ()):
+                        if check is not None:
+                            check(r)
+            except TypeError:  # an unhashable ch: the decoder already said what it thinks
+                check = None
+            if check is not None:
+                check(rec)
         if events:
             for ev in events:  # (note() inlined: once per record)
                 if ev.kind == UNPARSED:
                     note([ev])
     for _unit, events in decoding.finish():
         note(events)
+    for ch, held in early.items():  # units decided only at the end of the stream
+        check = drift_for(ch)
+        if check is not None and check is not _UNDECIDED:
+            for r in held:
+                check(r)
     for ch, n in unparsed.items():
         if n > UNPARSED_DETAIL:
             found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
     found.extend(decoding.findings())
+    found.extend(drift.findings(strict_schema))
     wanted = set(channels)
     if wanted:
         chan_unit = decoding.chan_unit
@@ -84,12 +128,13 @@ def sort_findings(found: list[Finding]) -> list[Finding]:
 
 
 def validate_capture(path: str, *, dialect: str | None = None, options: dict[str, Any] | None = None,
-                     channels: Iterable[str] = ()) -> list[Finding]:
+                     channels: Iterable[str] = (), strict_schema: bool = False) -> list[Finding]:
     """Findings for the capture at `path`, including the reader's own (corrupt lines, interruption)."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        found = validate_records(reader, dialect=dialect, options=options, channels=channels)
+        found = validate_records(reader, dialect=dialect, options=options, channels=channels,
+                                 strict_schema=strict_schema)
         for problem in reader.problems:
             found.append(Finding(WARNING, "capture-corrupt-line", problem, None, None))
         if reader.interrupted:

@@ -9,7 +9,9 @@ Kinds:
 - `stdout`: a saved stdout of an agent CLI (`claude -p ... --output-format stream-json > out.jsonl`,
   codebuddy, codebuff, codex, opencode), one `msg` per line, byte-exact (line ends in `eol`);
 - `claude-session`: a Claude Code session file (`~/.claude/projects/*/<session>.jsonl`), timed by
-  its `timestamp` fields;
+  its `timestamp` fields, dialect `claude-session`;
+- `codex-rollout`: a Codex rollout file (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), timed by its
+  `timestamp` fields, dialect `codex-rollout`;
 - `ws-frames`: the lab's WebSocket log (`*_ws_frames.jsonl`, untrimmed frames from `*_ws_frames_full/`);
 - `requests`: the lab's HTTP log (`*_requests.jsonl`, full bodies from `*_requests_full/`).
 """
@@ -27,7 +29,11 @@ import orjson
 
 from wirecap.errors import WirecapError
 
-KINDS = ("stdout", "claude-session", "ws-frames", "requests")
+KINDS = ("stdout", "claude-session", "codex-rollout", "ws-frames", "requests")
+# the session-file kinds are the same shape as `stdout` with the dialect of the same name
+_SESSION_KINDS = ("claude-session", "codex-rollout")
+_ROLLOUT_TYPES = frozenset(("session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                            "world_state", "token_usage_record"))
 
 
 @dataclass
@@ -130,28 +136,20 @@ def _rebuild(value: Any, length: int) -> bytes | None:
     return None
 
 
-# --- dialect hints for stdout JSONL ---------------------------------------------------------------
+# --- which session file a JSON line belongs to (for import kind detection) -----------------------
 
-def guess_dialect(first: list[Any]) -> str | None:
-    """Which agent CLI printed these JSON lines (a hint for the decoders; None when unsure)."""
-    for obj in first:
-        if not isinstance(obj, dict):
-            continue
-        t = obj.get("type")
-        if isinstance(obj.get("kind"), str) and obj["kind"] in ("event", "chunk", "result"):
-            return "codebuff-events"
-        if isinstance(t, str) and t.split(".")[0] in ("thread", "turn", "item") and "." in t:
-            return "codex-exec"
-        if "sessionID" in obj and isinstance(obj.get("part"), dict):
-            return "opencode"
-        if t == "system" and obj.get("subtype") == "init":
-            if "codebuddy" in str(obj.get("apiKeySource", "")).lower() or "__timestamp" in obj:
-                return "codebuddy"
-            return "claude-code"
-        if "__timestamp" in obj:
-            return "codebuddy"
-        if t in ("assistant", "user", "result", "stream_event"):
-            return "claude-code"
+def _session_kind(obj: dict[str, Any]) -> str | None:
+    """`claude-session` / `codex-rollout` when a JSON line is one of those files' lines (else None).
+
+    The same keys the dialects' sniffs look at (`wirecap.dialects.claude_session` / `codex_rollout`);
+    kept here too because the capture layer does not import the decoders."""
+    t = obj.get("type")
+    if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t == "last-prompt"):
+        return "claude-session"
+    if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
+        return "claude-session"
+    if isinstance(t, str) and t in _ROLLOUT_TYPES and isinstance(obj.get("payload"), dict) and "timestamp" in obj:
+        return "codex-rollout"
     return None
 
 
@@ -175,26 +173,20 @@ def detect_kind(src: Source) -> str:
         return "ws-frames"
     if dicts and all({"method", "path", "body_len"} <= set(o) for o in dicts):
         return "requests"
-    if any({"sessionId", "uuid", "timestamp"} <= set(o) for o in dicts):
-        return "claude-session"
+    for o in dicts:
+        kind = _session_kind(o)
+        if kind is not None:
+            return kind
     return "stdout"
 
 
 # --- converters ------------------------------------------------------------------------------------
 
-def from_stdout(src: Source, *, dialect: str | None = None, session: bool = False) -> Iterator[ImportOp]:
+def from_stdout(src: Source, *, dialect: str | None = None) -> Iterator[ImportOp]:
     """A process and its stdout pipe, one message per line, byte-exact; timed by the lines' own
     `timestamp` / `__timestamp` fields when they have them (else no timing: t stays 0)."""
-    if dialect is None:
-        first: list[Any] = []
-        for _lineno, line, _eol in _split_lines(src.data[: 1 << 20]):
-            if len(first) >= 8:
-                break
-            try:
-                first.append(orjson.loads(line))
-            except orjson.JSONDecodeError:
-                continue
-        dialect = ("claude-code-session" if session else guess_dialect(first))
+    # (no guessed hint: the decoders' detection, wirecap.dialects.detect_channel, decides; the session-file
+    # kinds pass their dialect in)
     lines = list(_split_lines(src.data))
     times: list[float | None] = []
     last: float | None = None
@@ -339,8 +331,8 @@ def convert(src: Source, kind: str | None = None, *, dialect: str | None = None)
     kind = kind or detect_kind(src)
     if kind == "stdout":
         ops = list(from_stdout(src, dialect=dialect))
-    elif kind == "claude-session":
-        ops = list(from_stdout(src, dialect=dialect, session=True))
+    elif kind in _SESSION_KINDS:
+        ops = list(from_stdout(src, dialect=dialect or kind))
     elif kind == "ws-frames":
         ops = list(from_ws_frames(src))
     elif kind == "requests":

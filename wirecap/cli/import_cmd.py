@@ -90,7 +90,7 @@ def write_ops(writer: CaptureWriter, t0: float | None, ops: list[ImportOp]) -> d
 @click.option("--kind", type=click.Choice(KINDS),
               help="What the sources are (default: detected per file from its name and first lines).")
 @click.option("--dialect", metavar="NAME",
-              help="Dialect hint for stdout transcripts (default: guessed: claude-code, codebuddy, "
+              help="Dialect hint for stdout transcripts (default: guessed: claude-code, codebuddy, claude-session, codex-rollout, "
                    "codebuff-events, codex-exec, opencode).")
 @click.option("--force", is_flag=True, help="Replace CAP if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the 'wrote CAP' summary or warnings on stderr.")
@@ -104,6 +104,7 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
       stdout          a saved stdout JSONL of an agent CLI (claude/codebuddy stream-json,
                       codebuff, codex exec --json, opencode run --format json), or any text
       claude-session  a Claude Code session file (~/.claude/projects/*/SESSION.jsonl)
+      codex-rollout   a Codex rollout file (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
       ws-frames       a lab WebSocket log (*_ws_frames.jsonl; untrimmed *_ws_frames_full/)
       requests        a lab HTTP log (*_requests.jsonl; full bodies from *_requests_full/)
 

@@ -22,15 +22,18 @@ from wirecap.errors import WirecapError
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Only findings of channel CH's session (a pipe selects its process; repeatable), and those of "
                    "the capture as a whole.")
+@click.option("--strict-schema", is_flag=True,
+              help="A message type or field its dialect does not know (rule drift) is an error, not info.")
 @click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
               help="Show findings of this severity and above.")
 def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interval: float | None,
              heartbeat_timeout: float | None, ack_latency: float | None, tool_call_timeout: float | None,
-             gap: float | None, channels: tuple[str, ...], min_severity: str) -> None:
+             gap: float | None, channels: tuple[str, ...], strict_schema: bool, min_severity: str) -> None:
     """Check CAP against its dialects' rules (docs/validation-rules.md).
 
     Prints severity, rule, seq, channel and a one-line message per finding. Exit status: 1 when an
-    error-severity finding exists, 0 otherwise, 2 when CAP cannot be read.
+    error-severity finding exists (with --strict-schema, drift counts), 0 otherwise, 2 when CAP
+    cannot be read.
     """
     from wirecap.analysis.stats import UnknownChannel
     from wirecap.analysis.validate import has_errors, validate_capture
@@ -41,7 +44,7 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
         if value is not None and value != value:  # NaN: every comparison is false, so no rule would fire
             raise WirecapError(f"--{name.replace('_', '-')} nan: expected a number of seconds")
     try:
-        found = validate_capture(capture, dialect=dialect, channels=channels,
+        found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema,
                                  options={k: v for k, v in options.items() if v is not None})
     except UnknownChannel as e:
         raise WirecapError(f"{capture}: no channel {e.ch!r} (channels: {', '.join(e.have) or 'none'})") from None

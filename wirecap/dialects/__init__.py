@@ -10,24 +10,34 @@ becomes an `unparsed` event whose reason says why detection failed. Nothing is d
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from wirecap.dialects import (
     anthropic_sse,
     claude_code,
+    claude_session,
     codebuddy,
     codebuff_events,
+    codebuff_rest,
     codebuff_ws,
     codex_exec,
+    codex_rollout,
     openai_chat_sse,
     openai_responses_sse,
     opencode,
 )
-from wirecap.dialects.base import DEFAULT_OPTIONS, INFO, Decoder, Dialect, Finding
+from wirecap.dialects.base import (
+    DEFAULT_OPTIONS,
+    DETECT_MSGS,
+    INFO,
+    Decoder,
+    Dialect,
+    Finding,
+    out_msgs,
+    url_path,
+)
 from wirecap.errors import WirecapError
 from wirecap.events import Event
 
@@ -36,6 +46,8 @@ DIALECTS: dict[str, Dialect] = {
     for m in (
         codebuff_ws,
         codebuff_events,
+        claude_session,
+        codex_rollout,
         claude_code,
         codebuddy,
         codex_exec,
@@ -43,33 +55,15 @@ DIALECTS: dict[str, Dialect] = {
         anthropic_sse,
         openai_chat_sse,
         openai_responses_sse,
+        codebuff_rest,
     )
 }
 
 _TRANSPORT_OF_KIND = {"ws": "ws", "http": "http", "process": "pipe", "pipe": "pipe"}
-_DETECT_MSGS = 5  # messages looked at before a unit is declared unknown
 
-# Program names (argv) -> dialect. Matched against argv[0] and, for interpreters, the script.
-_PROGRAMS = {
-    "claude": "claude-code",
-    "claude-code": "claude-code",
-    "codebuddy": "codebuddy",
-    "codebuddy-code": "codebuddy",
-    "codex": "codex-exec",
-    "opencode": "opencode",
-    "opencode-ai": "opencode",
-    "codebuff": "codebuff-events",
-}
-_INTERPRETERS = ("node", "nodejs", "npx", "bun", "bunx", "deno", "python", "python3", "env", "pnpm", "yarn")
-
-_CODEX_TYPES = frozenset(("thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
-                          "item.updated", "item.completed"))
-_OPENCODE_TYPES = frozenset(("step_start", "step_finish", "text", "tool_use", "reasoning", "error"))
-_CODEBUFF_EVENT_TYPES = frozenset(("start", "text", "tool_call", "tool_result", "subagent_start", "subagent_finish",
-                                   "reasoning_delta", "error", "finish", "download"))
-_CLAUDE_TYPES = frozenset(("system", "assistant", "user", "result", "stream_event", "control_request",
-                           "control_response", "control_cancel_request", "keep_alive"))
-_CB_WS_ENVELOPES = frozenset(("action", "ack", "identify", "subscribe", "unsubscribe", "ping", "pong"))
+# The sniffs in the order they are asked: ascending priority, then registry order.
+SNIFF_ORDER: tuple[Dialect, ...] = tuple(sorted((d for d in DIALECTS.values() if d.sniff is not None),
+                                                key=lambda d: d.priority))
 
 
 def dialect_names() -> list[str]:
@@ -91,122 +85,160 @@ def volatile_paths(dialect: str | None) -> list[str]:
 
 
 # --- detection ---------------------------------------------------------------------------------------
-def _program(argv: Any) -> str | None:
-    if not isinstance(argv, list) or not argv:
-        return None
-    words = [a for a in argv[:4] if isinstance(a, str)]
-    for i, word in enumerate(words):
-        parts = [p for p in word.replace("\\", "/").split("/") if p]
-        if not parts:
-            continue
-        base = parts[-1]
-        for ext in (".js", ".cjs", ".mjs", ".exe", ".cmd", ".sh"):
-            if base.endswith(ext):
-                base = base[: -len(ext)]
-        if base in _PROGRAMS:
-            return _PROGRAMS[base]
-        for p in reversed(parts[:-1]):  # .../node_modules/@anthropic-ai/claude-code/cli.js
-            if p in _PROGRAMS:
-                return _PROGRAMS[p]
-        if i == 0 and base.rstrip("0123456789.") not in _INTERPRETERS:
-            return None
-        if i > 0 and not word.startswith("-"):
-            return None  # the interpreter's script is not one we know
-    return None
+# One home: each dialect's `sniff` (in its module) says whether a unit is that dialect; this driver
+# only asks them in priority order. `info`, `validate`, `report`, `diff` and replay all come here.
+def _describe(rec: dict[str, Any]) -> str:
+    sse = rec.get("sse")
+    value = rec.get("json")
+    if isinstance(sse, dict):
+        name = sse.get("event") or (value.get("type") if isinstance(value, dict) else None)
+        return f"SSE event {name!r}" if isinstance(name, str) else "SSE data"
+    if isinstance(value, dict):
+        t = value.get("type")
+        return f"type {t!r}" if isinstance(t, str) else "a JSON object without a type"
+    if "json" in rec:
+        return f"a JSON {type(value).__name__}"
+    return "text" if "text" in rec else "binary"
 
 
-def _from_message(obj: Any, rec: dict[str, Any]) -> tuple[str | None, str]:
-    if rec.get("sse") is not None or (rec.get("dir") == "s2c" and rec.get("text") == "[DONE]"):
-        ev = (rec.get("sse") or {}).get("event") or (obj.get("type") if isinstance(obj, dict) else None)
-        if isinstance(ev, str):
-            if ev.startswith(("message_", "content_block_")):
-                return "anthropic-sse", f"SSE event {ev!r}"
-            if ev.startswith("response."):
-                return "openai-responses-sse", f"SSE event {ev!r}"
-        if isinstance(obj, dict) and obj.get("object") == "chat.completion.chunk":
-            return "openai-chat-sse", "SSE data with object chat.completion.chunk"
-        if rec.get("text") == "[DONE]":
-            return "openai-chat-sse", "SSE data [DONE]"
-        return None, f"SSE event {ev!r} of no known API"
-    if not isinstance(obj, dict):
-        return None, "first message is not a JSON object"
-    t = obj.get("type")
-    if "kind" in obj and obj.get("kind") in ("event", "chunk", "result") and "type" not in obj:
-        return "codebuff-events", f"Codebuff SDK event wrapper kind {obj['kind']!r}"
-    if t in _CB_WS_ENVELOPES and ("txid" in obj or "data" in obj):
-        return "codebuff-ws", f"Codebuff WebSocket envelope {t!r}"
-    if t in _CLAUDE_TYPES:
-        if "__timestamp" in obj or "_requestId" in obj or obj.get("apiKeySource") == "www.codebuddy.ai":
-            return "codebuddy", f"Claude-style {t!r} line with CodeBuddy fields"
-        return "claude-code", f"stream-json line type {t!r}"
-    if t == "file-history-snapshot":
-        return "codebuddy", "CodeBuddy file-history-snapshot line"
-    if t in _CODEX_TYPES:
-        return "codex-exec", f"Codex exec event {t!r}"
-    if t in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
-        return "opencode", f"opencode event {t!r} with a part"
-    if t in _CODEBUFF_EVENT_TYPES:
-        return "codebuff-events", f"Codebuff print-mode event {t!r}"
-    if obj.get("object") == "chat.completion":
-        return "openai-chat-sse", "JSON chat.completion body"
-    if obj.get("object") == "response":
-        return "openai-responses-sse", "JSON Responses API body"
-    if t == "message" and obj.get("role") == "assistant":
-        return "anthropic-sse", "JSON Anthropic message body"
-    return None, f"message type {t!r} is not one any dialect starts with"
+def _context(o: dict[str, Any]) -> str:
+    kind = o.get("kind")
+    if kind in ("ws", "http"):
+        path = url_path(o) or "/"
+        return f"WebSocket {path}" if kind == "ws" else f"HTTP {o.get('method', '?')} {path}"
+    if kind == "process":
+        argv = o.get("argv")
+        words = " ".join(map(str, argv[:3])) if isinstance(argv, list) else ""
+        return f"argv {words!r}" if words else "a process without argv"
+    if kind is not None:
+        return f"channel kind {kind!r}"
+    return "no open record"
 
 
 def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str, Any]]) -> tuple[str | None, str]:
-    """Which dialect a channel speaks, and why (or why none could be told)."""
+    """Which dialect a unit speaks, and why (or why none could be told).
+
+    `open_record` is the unit's open record (for a process unit the process's); `first_msgs` its
+    first message records in order (stderr lines and anything past `DETECT_MSGS` are not looked at).
+    A `dialect` hint in the open record wins; otherwise the sniffs of the unit's transport are asked
+    in ascending priority and the first that answers decides. Never raises.
+    """
+    o = open_record if isinstance(open_record, dict) else {}
     why: list[str] = []
-    o = open_record or {}
     hint = o.get("dialect")
     if isinstance(hint, str) and hint:
         if hint in DIALECTS:
             return hint, f"the open record names dialect {hint!r}"
         why.append(f"dialect hint {hint!r} is not a known dialect")
-    kind = o.get("kind")
-    if kind in ("ws", "http"):
-        url = o.get("url") if isinstance(o.get("url"), str) else ""
-        try:
-            path = urlsplit(url).path.rstrip("/")
-        except ValueError:
-            path = ""
-        if kind == "ws":
-            if path.endswith("/ws"):
-                return "codebuff-ws", f"WebSocket at {path}"
-            why.append(f"WebSocket path {path or '/'!r} is not /ws")
-        else:
-            if path.endswith("/v1/messages") or (path.endswith("/messages") and "/v1/" in path):
-                return "anthropic-sse", f"HTTP {o.get('method', '')} {path} (Anthropic Messages)".replace("  ", " ")
-            if path.endswith("/chat/completions"):
-                return "openai-chat-sse", f"HTTP {path} (OpenAI Chat Completions)"
-            if path.endswith("/responses"):
-                return "openai-responses-sse", f"HTTP {path} (OpenAI Responses)"
-            why.append(f"HTTP {o.get('method', '?')} {path or '/'} is not an LLM API path")
-    elif kind == "process":
-        prog = _program(o.get("argv"))
-        if prog:
-            return prog, f"argv {os.path.basename(str(o['argv'][0]))!r}... runs {prog}"
-        argv = o.get("argv")
-        why.append(f"argv {' '.join(map(str, argv[:3])) if isinstance(argv, list) else argv!r} names no known agent CLI")
-    elif kind is not None:
-        why.append(f"channel kind {kind!r}")
-    else:
-        why.append("no open record")
-    seen: list[str] = []
-    for rec in first_msgs:
-        if rec.get("type") != "msg" or str(rec.get("ch", ""))[:6] == "stderr":
+    sample = out_msgs(first_msgs)[:DETECT_MSGS]
+    transport = _TRANSPORT_OF_KIND.get(o.get("kind")) if isinstance(o.get("kind"), str) else None
+    opened = open_record if isinstance(open_record, dict) else None
+    for d in SNIFF_ORDER:
+        if transport is not None and d.transport != transport:
             continue
-        name, reason = _from_message(rec.get("json"), rec)
-        if name:
-            return name, reason
-        seen.append(reason)
-    if seen:
-        why.append("; ".join(dict.fromkeys(seen)))
-    elif not first_msgs:
-        why.append("no messages")
+        try:
+            reason = d.sniff(opened, sample)  # type: ignore[misc]
+        except Exception as e:  # noqa: BLE001 - a sniff must not raise; if one does, it just did not answer
+            why.append(f"the {d.name} sniff failed: {type(e).__name__}")
+            continue
+        if isinstance(reason, str) and reason:
+            return d.name, reason
+    seen = list(dict.fromkeys(_describe(r) for r in sample))
+    msgs = ("messages: " + ", ".join(seen[:4])) if seen else "no messages"
+    why.insert(0, f"no dialect recognizes {_context(o)} ({msgs})")
     return None, "; ".join(why)
+
+
+def unit_key(rec: dict[str, Any], chan_unit: dict[str, Any]) -> str:
+    """The unit a record belongs to: a pipe's open names its process; other channels are their own."""
+    ch = rec["ch"]
+    if rec.get("type") == "open":
+        if rec.get("kind") == "pipe" and isinstance(rec.get("proc"), str):
+            return rec["proc"]
+        return ch
+    known = chan_unit.get(ch)
+    if known is None:
+        return ch
+    return known if isinstance(known, str) else known.key
+
+
+def unit_open(opens: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The open record detection reads for a unit: the process's (else the first), with the `dialect`
+    hint of one of its pipes when it has none of its own (`wirecap tee --dialect`, imports)."""
+    if not opens:
+        return None
+    main = next((o for o in opens if o.get("kind") == "process"), opens[0])
+    if not isinstance(main.get("dialect"), str) or not main.get("dialect"):
+        for o in opens:
+            if isinstance(o.get("dialect"), str) and o["dialect"]:
+                return {**main, "dialect": o["dialect"]}
+    return main
+
+
+@dataclass(slots=True)
+class _Sample:
+    opens: list[dict[str, Any]] = field(default_factory=list)
+    msgs: list[dict[str, Any]] = field(default_factory=list)
+    closed: bool = False
+
+
+class Detection:
+    """Detection without decoding, for the summaries (`info`, `report`): feed every record in order,
+    then `verdict(ch)` is the (dialect, reason) the decoders decide for that channel's unit. Units and
+    samples are formed exactly as `Decoding` forms them (same unit keys, the first `DETECT_MSGS`
+    non-stderr messages, sampling stops at the unit's close), so the two cannot disagree. Memory: a
+    few records per unit."""
+
+    def __init__(self) -> None:
+        self.units: dict[str, _Sample] = {}
+        self.chan_unit: dict[str, str] = {}
+        self._verdicts: dict[str, tuple[str | None, str]] = {}
+        self._stderr: set[str] = set()
+
+    def feed(self, rec: dict[str, Any]) -> None:
+        ch = rec.get("ch")
+        if ch.__class__ is not str:
+            return
+        rtype = rec.get("type")
+        if rtype == "open":
+            key = unit_key(rec, self.chan_unit)
+            self.chan_unit[ch] = key
+            if rec.get("stream") == "stderr" or ch[:6] == "stderr":
+                self._stderr.add(ch)
+            sample = self.units.get(key)
+            if sample is None:
+                sample = self.units[key] = _Sample()
+            sample.opens.append(rec)
+            return
+        key = self.chan_unit.get(ch)
+        if key is None:
+            key = self.chan_unit[ch] = ch
+        sample = self.units.get(key)
+        if sample is None:
+            sample = self.units[key] = _Sample()
+        if sample.closed:
+            return
+        if rtype == "msg":
+            if len(sample.msgs) < DETECT_MSGS and (ch[:6] != "stderr"):
+                sample.msgs.append(rec)
+        elif rtype == "close" and ch == key:
+            sample.closed = True
+
+    def verdict(self, ch: str) -> tuple[str | None, str]:
+        """(dialect, reason) of the unit `ch` belongs to; a stderr pipe has none of its own (its free
+        text is decoded as status lines of its process's unit)."""
+        key = self.chan_unit.get(ch, ch)
+        if ch in self._stderr and key != ch:
+            return None, f"stderr of {key}: free text, decoded as status lines of that unit"
+        got = self._verdicts.get(key)
+        if got is None:
+            sample = self.units.get(key)
+            if sample is None:
+                got = (None, "no records")
+            else:
+                got = detect_channel(unit_open(sample.opens), sample.msgs)
+            self._verdicts[key] = got
+        return got
 
 
 # --- the driver ---------------------------------------------------------------------------------------
@@ -271,9 +303,7 @@ class Decoding:
 
     def unit_for(self, rec: dict[str, Any]) -> Unit:
         ch = rec["ch"]
-        key = ch
-        if rec.get("type") == "open" and rec.get("kind") == "pipe" and isinstance(rec.get("proc"), str):
-            key = rec["proc"]
+        key = unit_key(rec, {})
         unit = self.units.get(key)
         if unit is None:
             unit = self.units[key] = Unit(key)
@@ -299,13 +329,13 @@ class Decoding:
         kind = main.get("kind") if main else None
         if self.forced is not None and (kind is None or _TRANSPORT_OF_KIND.get(kind) == self.forced.transport):
             return self._start(unit, self.forced.name, "--dialect")
-        msgs = [r for r in unit.pending if r.get("type") == "msg"]
-        name, reason = detect_channel(main, msgs)
-        if name is not None:
-            return self._start(unit, name, reason)
-        if final or len(msgs) >= _DETECT_MSGS:
-            return self._start(unit, None, reason)
-        return None
+        opened = unit_open(unit.opens)
+        msgs = out_msgs([r for r in unit.pending if r.get("type") == "msg"])
+        hinted = opened is not None and isinstance(opened.get("dialect"), str) and opened["dialect"] in DIALECTS
+        if not (hinted or final or len(msgs) >= DETECT_MSGS):
+            return None  # detection decides from several messages: wait for them (or the unit's end)
+        name, reason = detect_channel(opened, msgs)
+        return self._start(unit, name, reason)
 
     def feed(self, rec: dict[str, Any]) -> tuple[Unit | None, list[Event]]:
         ch = rec.get("ch")
@@ -424,7 +454,10 @@ def decode_capture(path: str, *, dialect: str | None = None, ch: str | None = No
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "DETECT_MSGS",
     "DIALECTS",
+    "SNIFF_ORDER",
+    "Detection",
     "Decoding",
     "Dialect",
     "Finding",
@@ -433,6 +466,8 @@ __all__ = [
     "decode_capture",
     "decode_records",
     "detect_channel",
+    "unit_key",
+    "unit_open",
     "dialect_names",
     "get_dialect",
     "volatile_paths",

@@ -12,7 +12,7 @@ from typing import Any
 
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, hkey
 from wirecap.dialects.claude_code import usage_fields
-from wirecap.dialects.http_base import HttpDecoder, parse_args
+from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
@@ -39,6 +39,9 @@ class AnthropicSseDecoder(HttpDecoder):
         self.mid: str | None = None
         self.stop_reason: str | None = None
         self.blocks: dict[Any, dict[str, Any]] = {}
+
+    def message_id(self) -> str | None:
+        return self.mid
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
@@ -153,12 +156,42 @@ RULES = (
     ("invalid-json", ERROR_SEV, "a request body, response body or event data that is not JSON"),
 )
 
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Anthropic Messages: POST to `/v1/messages` (or `.../v1/.../messages`), or `message_*` /
+    `content_block_*` SSE events, or a JSON message body with role assistant."""
+    path = http_path(open_record)
+    if path and (path.endswith("/v1/messages") or (path.endswith("/messages") and "/v1/" in path)):
+        method = open_record.get("method") if isinstance(open_record, dict) else None
+        return f"HTTP {method or ''} {path} (Anthropic Messages)".replace("  ", " ")
+    for name, _rec in sse_names(msgs):
+        if name and name.startswith(("message_", "content_block_")):
+            return f"SSE event {name!r}"
+    for obj in response_bodies(msgs):
+        if obj.get("type") == "message" and obj.get("role") == "assistant":
+            return "JSON Anthropic message body"
+    return None
+# --- drift (rule `drift`): the stream events and bodies this dialect knows (shapes in anthropic_known.py);
+# of a request only the top-level fields are checked (messages, system prompt and tools are open).
+def _known() -> Any:
+    from wirecap.dialects.anthropic_known import EVENTS, MESSAGE
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    request = {"model": None, "messages": OPEN, "system": OPEN, "tools": OPEN, "tool_choice": OPEN, "max_tokens": None,
+               "stream": None, "metadata": OPEN, "thinking": OPEN, "temperature": None, "top_p": None, "top_k": None,
+               "stop_sequences": None, "context_management": OPEN, "output_config": OPEN, "container": None,
+               "mcp_servers": OPEN, "service_tier": None}
+    return Known(c2s=request, c2s_name="request", s2c=Union("type", {**EVENTS, "message": MESSAGE}, missing=OPEN))
+
+
 DIALECT = Dialect(
     name="anthropic-sse",
     transport="http",
     decoder=AnthropicSseDecoder,
+    known=_known(),
     summary="Anthropic Messages API (POST /v1/messages), request + SSE events",
     volatile=("message.id", "id", "content_block.id", "metadata.user_id", "**.tool_use_id", "content[*].id",
               "messages[*].content[*].id", "system[*].cache_control"),
     rules=RULES,
+    sniff=sniff,
+    priority=90,
 )

@@ -50,9 +50,21 @@ class Finding:
         return {"severity": self.severity, "rule": self.rule, "message": self.message, "seq": self.seq, "ch": self.ch}
 
 
+Sniff = Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class Dialect:
-    """A registry entry: the decoder class, where it runs, and what changes run to run."""
+    """A registry entry: the decoder class, where it runs, how it is recognized, what changes run to run.
+
+    `sniff(open_record, first_msgs)` is the dialect's own detector: given the unit's open record (for a
+    process: the process's; None when the capture has none) and its first message records (up to
+    `DETECT_MSGS`, stderr left out, in order) it returns a short reason when the unit speaks this
+    dialect, else None. It decides from all the messages it is given (one unknown type is not a
+    reason to say no) and never raises. The driver asks the sniffs of the unit's transport in
+    ascending `priority`: more specific dialects (CodeBuddy before the Claude Code it extends,
+    session files before streams) come first.
+    """
 
     name: str
     transport: str  # "pipe" (process stdout/stdin), "ws" or "http"
@@ -60,6 +72,116 @@ class Dialect:
     summary: str
     volatile: tuple[str, ...] = ()
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
+    sniff: Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None] | None = None
+    priority: int = 100
+    known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
+
+
+# --- what sniffs read ----------------------------------------------------------------------------------
+DETECT_MSGS = 8  # first messages of a unit that detection looks at (decode, info, report, replay alike)
+
+_INTERPRETERS = frozenset(("node", "nodejs", "npx", "bun", "bunx", "deno", "python", "python3", "env", "pnpm",
+                           "yarn", "sh", "bash", "uv", "uvx"))
+_EXTS = (".js", ".cjs", ".mjs", ".exe", ".cmd", ".sh", ".py")
+
+
+def _names_of(word: str) -> tuple[str, ...]:
+    parts = [p for p in word.replace("\\", "/").split("/") if p]
+    if not parts:
+        return ()
+    base = parts[-1]
+    for ext in _EXTS:
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+    return (base, *reversed(parts[:-1]))
+
+
+def program_names(open_record: Any) -> tuple[str, ...]:
+    """The names the program of a process open record goes by, most specific first: the base name of
+    argv[0] and its folders (`.../node_modules/@anthropic-ai/claude-code/cli.js` gives `cli`,
+    `claude-code`, ...); for an interpreter (`node`, `python3`, `npx`, ...) those of its script.
+    Empty when there is no argv or the words are not strings."""
+    if not isinstance(open_record, dict):
+        return ()
+    argv = open_record.get("argv")
+    if not isinstance(argv, list):
+        return ()
+    for i, word in enumerate(argv[:4]):
+        if not isinstance(word, str):
+            return ()
+        if i > 0 and word.startswith("-"):
+            continue
+        names = _names_of(word)
+        if not names:
+            continue
+        if names[0].rstrip("0123456789.") in _INTERPRETERS and i < 3:
+            continue
+        return names
+    return ()
+
+
+def argv_option(open_record: Any, option: str) -> str | None:
+    """The value of `--option VALUE` or `--option=VALUE` in a process open record's argv, else None."""
+    argv = open_record.get("argv") if isinstance(open_record, dict) else None
+    if not isinstance(argv, list):
+        return None
+    for i, word in enumerate(argv):
+        if not isinstance(word, str):
+            continue
+        if word == option and i + 1 < len(argv) and isinstance(argv[i + 1], str):
+            return argv[i + 1]
+        if word.startswith(option + "="):
+            return word[len(option) + 1:]
+    return None
+
+
+def url_path(open_record: Any) -> str:
+    """The path of an http/ws open record's URL without a trailing slash ("" when there is none)."""
+    url = open_record.get("url") if isinstance(open_record, dict) else None
+    if not isinstance(url, str):
+        return ""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).path.rstrip("/")
+    except ValueError:
+        return ""
+
+
+def out_msgs(msgs: Any) -> list[dict[str, Any]]:
+    """The msg records of a sample that are not stderr lines (what sniffs judge)."""
+    if not isinstance(msgs, list):
+        return []
+    out = []
+    for r in msgs:
+        if isinstance(r, dict) and r.get("type", "msg") == "msg":
+            ch = r.get("ch")
+            if isinstance(ch, str) and ch[:6] == "stderr":
+                continue
+            out.append(r)
+    return out
+
+
+def json_objects(msgs: Any) -> list[dict[str, Any]]:
+    """The JSON-object payloads of a sample's non-stderr messages, in order."""
+    return [r["json"] for r in out_msgs(msgs) if isinstance(r.get("json"), dict)]
+
+
+def by_argv(open_record: Any, msgs: Any, names: frozenset[str] | tuple[str, ...], what: str) -> str | None:
+    """The argv half of a pipe dialect's sniff: the process runs one of `names` and its stdout does not
+    contradict (it printed nothing yet, or at least one JSON object: text output, e.g. `-p` without
+    `--output-format stream-json` or a terminal UI, is not the JSON-lines dialect)."""
+    prog = program_names(open_record)
+    hit = next((n for n in prog if n in names), None)
+    if hit is None:
+        return None
+    sample = out_msgs(msgs)
+    if sample and not any(isinstance(r.get("json"), (dict, list)) for r in sample):
+        return None
+    fmt = argv_option(open_record, "--output-format") or argv_option(open_record, "--format")
+    if fmt == "text":
+        return None
+    return f"argv runs {hit} ({what})" + ("" if sample else "; no output yet")
 
 
 def raw_payload(rec: dict[str, Any]) -> Any:

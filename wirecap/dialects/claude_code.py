@@ -6,13 +6,28 @@ Traps handled here (all seen in real output, see docs/dialects/claude-code.md):
   message id, marked `snapshot`, and the `result` line's totals (`modelUsage` per model with
   `costUSD`, else `usage`) are emitted with scope "session" so stats prefers them.
 - `result` may be `subtype: "success"` with `is_error: true`: success is never inferred from subtype.
+- a failed API call is no LLM answer: Claude Code prints each retry as `system/api_retry` (an error
+  event with `retry: true`) and, when it gives up, a made-up `assistant` message (`model:
+  "<synthetic>"`, an `error` field, zero usage) whose text is the API error: its items are marked
+  `synthetic` (no time to first token) and it has no usage (no LLM call); its error event says
+  `failed_call: true`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Dialect, hkey, num, str_or_none
+from wirecap.dialects.base import (
+    ERROR_SEV,
+    INFO,
+    WARNING,
+    Dialect,
+    by_argv,
+    hkey,
+    num,
+    out_msgs,
+    str_or_none,
+)
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -45,7 +60,7 @@ _DELTA_FIELD = {
     "thinking_delta": ("thinking", "text"),
 }
 _QUIET_DELTAS = frozenset(("signature_delta", "citations_delta"))
-_QUIET_STREAM = frozenset(("content_block_stop", "message_stop", "ping"))
+_QUIET_STREAM = frozenset(("content_block_stop", "ping"))
 
 
 def result_text(content: Any) -> Any:
@@ -97,6 +112,9 @@ class ClaudeCodeDecoder(StreamDecoder):
         self.stream_mid: str | None = None
         self.blocks: dict[Any, tuple[str, str]] = {}
         self.first_content: dict[str, Any] | None = None
+        self.out_lines = 0  # stdout objects seen (a `result` as the first is `--output-format json`)
+        self.single_result = False  # the `--output-format json` form: one result object, no init by design
+        self.stream_open: dict[str, Any] | None = None  # the message_start of a streamed message not stopped yet
         self._dispatch = {
             "system": self._system,
             "assistant": self._assistant,
@@ -113,6 +131,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             "content_block_start": self._block_start,
             "message_start": self._message_start,
             "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
             "error": self._stream_error,
             **dict.fromkeys(_QUIET_STREAM, self._quiet),
         }
@@ -140,6 +159,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             obj = rec["json"]
             t = obj["type"]
             if self.is_out[rec["ch"]]:
+                self.out_lines += 1
                 if t == "stream_event":
                     ev = obj["event"]
                     et = ev["type"]
@@ -167,10 +187,22 @@ class ClaudeCodeDecoder(StreamDecoder):
     on_msg = feed_msg  # (feed's own wrapper then never sees an exception)
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        self.out_lines += 1
         handler = self._dispatch.get(obj.get("type"))  # type: ignore[arg-type]
         if handler is None:
             return self.other(rec, obj)
         return handler(rec, obj)
+
+    def on_array(self, rec: dict[str, Any], items: list[Any]) -> list[Event]:
+        """`--output-format json --verbose` prints the whole run as one JSON array of stream-json
+        messages: each element is decoded as if it were its own line (all with the array's seq)."""
+        out: list[Event] = []
+        for item in items:
+            if item.__class__ is dict:
+                out.extend(self.on_object(rec, item))
+            else:
+                out.append(self.unparsed(rec, f"a JSON {type(item).__name__} inside the message array"))
+        return out
 
     def other(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         return [self.unparsed(rec, f"unknown message type {obj.get('type')!r}")]
@@ -208,11 +240,11 @@ class ClaudeCodeDecoder(StreamDecoder):
         if not isinstance(sub, str):
             return [self.unparsed(rec, "system message without a subtype")]
         out: list[Event] = []
-        if sub == "api_retry":
+        if sub == "api_retry":  # an attempt failed and is retried: a failed call and a retry
             err = obj.get("error")
             out.append(self.ev(ERROR, rec, data={
                 "message": f"API retry {obj.get('attempt')}/{obj.get('max_retries')}: {err}",
-                "code": obj.get("error_status"), "fatal": False}))
+                "code": obj.get("error_status"), "fatal": False, "retry": True}))
         status = obj.get("status")
         text = status if isinstance(status, str) else sub
         out.append(self.status(rec, text, subtype=sub))
@@ -227,7 +259,10 @@ class ClaudeCodeDecoder(StreamDecoder):
         self._content_started(rec, out)
         mid = msg.get("id")
         mid = mid if isinstance(mid, str) else None
+        if self.stream_open is not None and mid != self.stream_mid and obj.get("parent_tool_use_id") is None:
+            out.extend(self._abandon(rec, f"the assistant line of {mid}"))
         model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
+        synthetic = self.made_up(obj, msg)  # by the client (an API error after its retries), not the model
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -235,18 +270,37 @@ class ClaudeCodeDecoder(StreamDecoder):
             out.append(self.unparsed(rec, "assistant message content is not a list"))
             content = []
         for block in content:
-            out.append(self._block(rec, block, mid))
+            ev = self._block(rec, block, mid)
+            if synthetic:
+                ev.data["synthetic"] = True
+            out.append(ev)
         usage = msg.get("usage")
-        if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+        if usage.__class__ is dict and not synthetic and (mid is None or mid not in self.usage_seen):
             if mid is not None:
                 self.usage_seen.add(mid)
             data = {"model": model, "message_id": mid, **usage_fields(usage), "scope": "message"}
             if self.usage_is_snapshot:
                 data["snapshot"] = True
             out.append(self.ev(USAGE, rec, data=data))
-        if obj.get("error"):
-            out.append(self.ev(ERROR, rec, data={"message": str(obj.get("error")), "code": None, "fatal": False}))
+        if obj.get("error") or synthetic:
+            text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)),
+                        None)
+            failed = synthetic and self.made_up_error(obj, text)
+            if obj.get("error") or failed:
+                data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
+                if failed:
+                    data["failed_call"] = True
+                out.append(self.ev(ERROR, rec, data=data))
         return out
+
+    def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
+        """An assistant message the client wrote itself (Claude Code: `model: "<synthetic>"`), not an LLM answer."""
+        return msg.get("model") == "<synthetic>" or obj.get("isApiErrorMessage") is True
+
+    def made_up_error(self, obj: dict[str, Any], text: str | None) -> bool:
+        """Whether a made-up message reports a failed API call (Claude Code also makes up messages such as
+        "No response requested." or "[Request interrupted by user]", which are no failure)."""
+        return bool(obj.get("error")) or obj.get("isApiErrorMessage") is True or (text or "").startswith("API Error")
 
     def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
         if block.__class__ is not dict:
@@ -316,7 +370,14 @@ class ClaudeCodeDecoder(StreamDecoder):
     # --- result ----------------------------------------------------------------------------------------
     def _result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
+        if self.results == 0 and not self.saw_init and not self.saw_content and self.out_lines <= 1:
+            # `--output-format json`: the run's only output is its result; its text is the reply
+            self.single_result = True
+            out.append(self.ev(TURN_STARTED, rec, data={}))
+            if isinstance(obj.get("result"), str) and obj.get("is_error") is not True:
+                out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj["result"]}))
         self.results += 1
+        out.extend(self._abandon(rec, "the result"))
         sub = obj.get("subtype")
         is_error = obj.get("is_error") is True
         cost = obj.get("total_cost_usd")
@@ -396,6 +457,8 @@ class ClaudeCodeDecoder(StreamDecoder):
         mid = msg.get("id")
         if not isinstance(mid, str):
             mid = None
+        out.extend(self._abandon(rec, "a new message_start"))
+        self.stream_open = rec
         self.stream_mid = mid
         self.blocks = {}
         usage = msg.get("usage")
@@ -406,6 +469,26 @@ class ClaudeCodeDecoder(StreamDecoder):
                 "model": msg.get("model") or self.model, "message_id": mid, **usage_fields(usage),
                 "scope": "message", "snapshot": True}))
         return out
+
+    def _message_stop(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        self.stream_open = None
+        return []
+
+    def _abandon(self, rec: dict[str, Any], what: str) -> list[Event]:
+        """A streamed message (stream_event message_start) that never got its message_stop before
+        `what` came: the stream died mid-message and the CLI moved on (a silent retry, or a fallback
+        to a non-streaming request). Only stdout is needed to see it. The call failed: an error event
+        with `failed_call` and the message id (stats does not count that message as an answer)."""
+        started = self.stream_open
+        if started is None:
+            return []
+        self.stream_open = None
+        self.find(WARNING, "cc-stream-abandoned",
+                  f"streamed message {self.stream_mid or '?'} (seq {started.get('seq')}) has no message_stop "
+                  f"before {what}: cut mid-message and retried", rec)
+        return [self.ev(ERROR, rec, data={"message": f"streamed message {self.stream_mid or '?'} cut mid-message",
+                                          "code": "stream-abandoned", "fatal": False, "failed_call": True,
+                                          "message_id": self.stream_mid})]
 
     def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         block = ev.get("content_block")
@@ -439,7 +522,8 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def _stream_error(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
-        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True})]
+        return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True,
+                                          "failed_call": True, "message_id": self.stream_mid})]
 
     # --- control protocol -----------------------------------------------------------------------------
     def _control_request(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
@@ -505,7 +589,7 @@ class ClaudeCodeDecoder(StreamDecoder):
             self.find(ERROR_SEV, "cc-missing-result", "the stream ended without a result line", seq=self.last_seq)
         elif self.in_turn:
             self.find(ERROR_SEV, "cc-missing-result", "the last turn has no result line", seq=self.last_seq)
-        if not self.saw_init and self.results and not self.saw_content:
+        if not self.saw_init and self.results and not self.saw_content and not self.single_result:
             self.find(ERROR_SEV, "cc-missing-init", "a result without any system/init line", seq=self.last_seq)
         for cid, (name, seq, ch) in self.tool_uses.items():
             self.find(ERROR_SEV, "cc-tool-use-without-result", f"tool_use {name} ({cid}) never got a tool_result",
@@ -532,16 +616,137 @@ RULES = (
     ("cc-tool-use-without-result", ERROR_SEV, "a tool_use id that no tool_result answered"),
     ("cc-permission-denied", WARNING, "permission_denials in a result, or a control_response with behavior deny"),
     ("cc-control-unanswered", INFO, "a control_request without a control_response"),
+    ("cc-stream-abandoned", WARNING, "a streamed message (stream_event message_start) without message_stop before "
+                                     "the next message or the result: the stream was cut mid-message and retried"),
     ("invalid-json", ERROR_SEV, "a stdout/stdin line that is not JSON"),
 )
+
+# --- detection ----------------------------------------------------------------------------------------
+_CLAUDE_TYPES = frozenset(("system", "assistant", "user", "result", "stream_event", "control_request",
+                           "control_response", "control_cancel_request", "keep_alive"))
+
+
+def claude_line(obj: Any) -> str | None:
+    """What makes `obj` a Claude-Code-shaped stream-json line (a short description), else None.
+    A known type alone is not enough: it must carry the field that type always has."""
+    if not isinstance(obj, dict):
+        return None
+    t = obj.get("type")
+    if t not in _CLAUDE_TYPES:
+        return None
+    if t == "system":
+        sub = obj.get("subtype")
+        return f"type 'system' subtype {sub!r}" if isinstance(sub, str) else None
+    if t in ("assistant", "user"):
+        return f"type {t!r} with a message" if isinstance(obj.get("message"), dict) else None
+    if t == "result":
+        return "type 'result'" if isinstance(obj.get("subtype"), str) or "is_error" in obj else None
+    if t == "stream_event":
+        ev = obj.get("event")
+        return f"stream_event {ev.get('type')!r}" if isinstance(ev, dict) and isinstance(ev.get("type"), str) else None
+    if t == "control_request":
+        return "type 'control_request'" if isinstance(obj.get("request"), dict) else None
+    if t == "control_response":
+        return "type 'control_response'" if isinstance(obj.get("response"), dict) else None
+    return f"type {t!r}" if "request_id" in obj or t == "keep_alive" else None
+
+
+def claude_lines(msgs: list[dict[str, Any]]) -> str | None:
+    """The first Claude-shaped line of a sample (also inside the JSON array `--output-format json
+    --verbose` prints), described; None when there is none."""
+    for rec in out_msgs(msgs):
+        value = rec.get("json")
+        if isinstance(value, dict):
+            why = claude_line(value)
+            if why:
+                return f"stream-json line {why}"
+        elif isinstance(value, list) and value:
+            whys = [claude_line(v) for v in value[:8]]
+            if any(whys):
+                return f"a JSON array of stream-json messages (--output-format json --verbose): {next(w for w in whys if w)}"
+    return None
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Claude Code: a stream-json line (a known type with the field it always carries) among the first
+    messages, else argv running `claude` with output that is not text. CodeBuddy prints the same
+    lines: its own sniff comes first (lower priority number)."""
+    return claude_lines(msgs) or by_argv(open_record, msgs, ("claude", "claude-code"), "Claude Code")
+
+# --- drift (rule `drift`, wirecap/dialects/drift.py): the lines and fields this dialect knows -------------
+# From the shipped captures, the public samples and lab runs of Claude Code 2.1.197 (text, tool_bash,
+# tool_read, think, http_error, sse_error; with and without --include-partial-messages; stdin
+# stream-json with the control protocol). A `system` or `result` subtype names the message type.
+def known_lines(every: dict[str, Any] | None = None, tool_result_extra: dict[str, Any] | None = None,
+                types: dict[str, Any] | None = None) -> Any:
+    """The known shape of a stream-json line; CodeBuddy adds `every` field to each line, fields to
+    its tool results and line `types` of its own."""
+    from wirecap.dialects.anthropic_known import EVENTS, MESSAGE, MODEL_USAGE, USAGE, user_blocks
+    from wirecap.dialects.drift import OPEN, Union, extend
+
+    ids = {"type": None, "subtype": None, "session_id": None, "uuid": None}
+    result = {**ids, "is_error": None, "duration_ms": None, "duration_api_ms": None, "num_turns": None,
+              "result": None, "total_cost_usd": None, "usage": USAGE, "modelUsage": MODEL_USAGE,
+              "permission_denials": OPEN, "errors": OPEN, "structured_output": OPEN, "api_error_status": None,
+              "fast_mode_state": None, "stop_reason": None, "terminal_reason": None, "time_to_request_ms": None,
+              "ttft_ms": None, "ttft_stream_ms": None}
+    lines = Union("type", {
+        "system": Union("subtype", {
+            "init": {**ids, "cwd": None, "tools": OPEN, "mcp_servers": OPEN, "model": None, "permissionMode": None,
+                     "slash_commands": OPEN, "apiKeySource": None, "claude_code_version": None, "output_style": None,
+                     "agents": OPEN, "skills": OPEN, "plugins": OPEN, "analytics_disabled": None,
+                     "product_feedback_disabled": None, "fast_mode_state": None, "memory_paths": OPEN},
+            "status": {**ids, "status": None, "permissionMode": None},
+            "api_retry": {**ids, "attempt": None, "max_retries": None, "retry_delay_ms": None, "error_status": None,
+                          "error": OPEN},
+            "thinking_tokens": {**ids, "estimated_tokens": None, "estimated_tokens_delta": None},
+        }),
+        "assistant": {"type": None, "message": MESSAGE, "parent_tool_use_id": None, "session_id": None, "uuid": None,
+                      "error": None, "request_id": None},
+        "user": {"type": None, "message": {"role": None, "content": [user_blocks(**(tool_result_extra or {}))]},
+                 "parent_tool_use_id": None, "session_id": None, "uuid": None, "timestamp": None,
+                 "tool_use_result": OPEN, "isSynthetic": None, "isReplay": None},
+        "result": Union("subtype", dict.fromkeys(
+            ("success", "error_max_turns", "error_during_execution", "error_max_budget_usd",
+             "error_max_structured_output_retries"), result)),
+        "stream_event": {"type": None, "event": Union("type", EVENTS), "parent_tool_use_id": None,
+                         "session_id": None, "uuid": None, "ttft_ms": None},
+        "control_request": {"type": None, "request_id": None, "request": Union("subtype", {
+            "can_use_tool": {"subtype": None, "tool_name": None, "input": OPEN, "tool_use_id": None,
+                             "permission_suggestions": OPEN, "blocked_path": None, "decision_reason": None},
+            "set_permission_mode": {"subtype": None, "mode": None},
+            "set_model": {"subtype": None, "model": None},
+            "interrupt": {"subtype": None},
+            "initialize": OPEN,
+            "hook_callback": OPEN,
+            "mcp_message": OPEN,
+        }, label=False)},
+        "control_response": {"type": None, "response": {"subtype": None, "request_id": None, "response": OPEN,
+                                                        "error": None}},
+        "control_cancel_request": {"type": None, "request_id": None},
+        "keep_alive": {"type": None},
+    })
+    return extend(lines, every, types)
+
+
+def _known() -> Any:
+    from wirecap.dialects.drift import Known
+
+    lines = known_lines()
+    return Known(s2c=lines, c2s=lines)
+
 
 DIALECT = Dialect(
     name="claude-code",
     transport="pipe",
     decoder=ClaudeCodeDecoder,
+    known=_known(),
     summary="Claude Code stream-json (stdout, and stdin with --input-format stream-json)",
     volatile=_VOLATILE,
     rules=RULES,
+    sniff=sniff,
+    priority=50,
 )
 
 __all__ = ["ClaudeCodeDecoder", "DIALECT", "STATUS", "result_text", "usage_fields"]
+

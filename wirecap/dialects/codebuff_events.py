@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -141,10 +141,61 @@ class CodebuffEventsDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_EVENT_TYPES = frozenset(("start", "text", "tool_call", "tool_result", "subagent_start", "subagent_finish",
+                          "reasoning_delta", "error", "finish", "download"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codebuff print-mode events: the SDK's `{kind: event|chunk|result}` wrapper or a PrintModeEvent
+    type among the first lines (asked after opencode, whose events share some type names), else
+    argv running `codebuff` with output that is not text (1.0.x's terminal UI is text)."""
+    for obj in json_objects(msgs):
+        kind = obj.get("kind")
+        if kind in ("event", "chunk", "result") and "type" not in obj:
+            return f"Codebuff SDK event wrapper kind {kind!r}"
+        if obj.get("type") in _EVENT_TYPES and "part" not in obj:
+            return f"Codebuff print-mode event {obj['type']!r}"
+    return by_argv(open_record, msgs, ("codebuff",), "Codebuff CLI")
+# --- drift (rule `drift`): the print-mode events this dialect knows (Codebuff SDK 0.3.13 and 0.10.7 text and
+# tool runs, CLI 1.0.115 chunks; the fields vary between versions, see the docstring).
+def known_events() -> Any:
+    """PrintModeEvent objects (also the structured chunks of codebuff-ws `response-chunk`)."""
+    from wirecap.dialects.drift import OPEN, Union
+
+    agent = {"type": None, "agentId": None, "parentAgentId": None}
+    return Union("type", {
+        "start": {**agent, "messageHistoryLength": None},
+        "text": {**agent, "text": None},
+        "reasoning_delta": {**agent, "text": None, "delta": None, "runId": None},
+        "tool_call": {**agent, "toolCallId": None, "toolName": None, "input": OPEN, "args": OPEN, "includeToolCall": None},
+        "tool_result": {**agent, "toolCallId": None, "toolName": None, "output": OPEN, "result": OPEN, "error": OPEN},
+        "subagent_start": {**agent, "agentType": None, "displayName": None, "onlyChild": None, "prompt": OPEN,
+                           "params": OPEN},
+        "subagent_finish": {**agent, "agentType": None, "displayName": None, "onlyChild": None, "prompt": OPEN,
+                            "params": OPEN},
+        "error": {**agent, "message": None, "code": None},
+        "finish": {**agent, "totalCost": None},
+        "download": {"type": None, "status": None, "version": None},
+    })
+
+
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    pme = known_events()
+    return Known(s2c=Union("kind", {
+        "event": {"kind": None, "event": pme},
+        "chunk": {"kind": None, "chunk": pme},
+        "result": {"kind": None, "ms": None, "sessionStateKeys": OPEN,
+                   "output": {"type": None, "value": OPEN, "message": None, "statusCode": None}},  # (an error's)
+    }, missing=pme))
+
+
 DIALECT = Dialect(
     name="codebuff-events",
     transport="pipe",
     decoder=CodebuffEventsDecoder,
+    known=_known(),
     summary="Codebuff CLI/SDK print-mode events (JSONL on stdout)",
     volatile=("ms", "sessionStateKeys", "**.sentAt", "**.toolCallId", "event.toolCallId"),
     rules=(
@@ -153,4 +204,6 @@ DIALECT = Dialect(
         ("cbe-run-error", ERROR_SEV, "the run's result is an error output"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=70,
 )

@@ -6,14 +6,31 @@ Envelopes: client `identify` / `subscribe` / `unsubscribe` / `ping` / `action` (
 - CLI 1.0.x sends `user-input` (not `prompt`), gets tool calls as `tool-call` actions and answers
   them with a new `user-input` whose last message starts with `[TOOL_RESULT]`; it ends a prompt with
   `response-complete`;
-- SDK 0.3.x sends `prompt` with the whole `sessionState` and the API key in `authToken`.
+- SDK 0.3.x sends `prompt` with the whole `sessionState` and the API key in `authToken`;
+- one tool call can show twice: as a structured `tool_call` chunk (for the client's display, id
+  `toolCallId`) and as the `tool-call-request` (or 1.0.x `tool-call`) that asks the client to run it
+  (id `requestId`), and its result as a `tool_result` chunk and the `tool-call-response`. The two
+  are paired by tool name and input (in order): the first keeps the tool_call / tool_result item,
+  the second becomes a status item (`subtype: "tool-call-echo"` / `"tool-result-echo"`) under the
+  first one's call id, so a call is counted and shown once.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, Dialect, hkey, str_or_none, text_of
+from wirecap.dialects.base import (
+    ERROR_SEV,
+    WARNING,
+    Decoder,
+    Dialect,
+    hkey,
+    json_objects,
+    str_or_none,
+    text_of,
+    url_path,
+)
 from wirecap.dialects.codebuff_events import print_mode_event
 from wirecap.events import (
     ERROR,
@@ -62,6 +79,11 @@ class CodebuffWsDecoder(Decoder):
         self.read_requests: dict[str, dict[str, Any]] = {}
         self.pings: list[float] = []
         self.first_t: float | None = None
+        # the twin pairing of tool calls (module docstring): (side, name, input) -> call ids waiting for
+        # their twin from the other side ("chunk" or "request"); a twin's id -> the first one's id
+        self.unpaired: dict[tuple[str, str, str], list[str]] = {}
+        self.alias: dict[str, str] = {}
+        self.results_done: set[str] = set()
 
     def msg_type(self, rec: dict[str, Any]) -> str:
         obj = rec.get("json")
@@ -169,9 +191,15 @@ class CodebuffWsDecoder(Decoder):
             if isinstance(text, str) and text.startswith(TOOL_RESULT_PREFIX):
                 self._open_prompt(uid, rec)
                 call_id = self.legacy_calls.pop(0) if self.legacy_calls else None
-                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, uid, "user",
-                                   {"call_id": call_id, "output": text[len(TOOL_RESULT_PREFIX):].lstrip(),
-                                    "is_error": False}))
+                output = text[len(TOOL_RESULT_PREFIX):].lstrip()
+                if call_id is not None and self.alias.get(call_id, call_id) in self.results_done:
+                    out.append(self._tool_result(rec, call_id, {"output": output, "is_error": False}))
+                else:
+                    if call_id is not None:
+                        call_id = self.alias.get(call_id, call_id)
+                        self.results_done.add(call_id)
+                    out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, uid, "user",
+                                       {"call_id": call_id, "output": output, "is_error": False}))
                 return out
             self._open_prompt(uid, rec)
             out.append(self.ev(TURN_STARTED, rec, id=uid, data={"prompt": text, "prompt_id": uid}))
@@ -194,7 +222,7 @@ class CodebuffWsDecoder(Decoder):
                     self.find(WARNING, "cb-tool-call-late", f"tool-call-response {rid} after {waited:.1f} s "
                               f"(timeout {limit:g} s)", rec)
             ok = data.get("success")
-            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, rid, "user", {
+            out.append(self._tool_result(rec, rid, {
                 "call_id": rid, "output": data.get("output", data.get("result", data.get("error"))),
                 "is_error": ok is False}))
             return out
@@ -220,11 +248,55 @@ class CodebuffWsDecoder(Decoder):
             self.prompts.pop(pid, None)
         self.in_turn = bool(self.prompts)
 
+    # --- one tool call seen twice (a display chunk and an execution request) ------------------------------
+    def _twin(self, side: str, name: Any, inp: Any, cid: str | None) -> str | None:
+        """The id of this call's twin from the other side when one is waiting, else None (and this call waits)."""
+        if cid is None:
+            return None
+        try:
+            key_in = json.dumps(inp, sort_keys=True, default=repr)
+        except (TypeError, ValueError):  # keys of mixed types, a circular value: compare as text
+            key_in = repr(inp)
+        other = "request" if side == "chunk" else "chunk"
+        waiting = self.unpaired.get((other, str(name), key_in))
+        if waiting:
+            first = waiting.pop(0)
+            self.alias[cid] = first
+            return first
+        self.unpaired.setdefault((side, str(name), key_in), []).append(cid)
+        return None
+
+    def _tool_call(self, rec: dict[str, Any], side: str, cid: str | None, data: dict[str, Any]) -> Event:
+        first = self._twin(side, data.get("name"), data.get("input"), cid)
+        if first is None:
+            return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", data)
+        return self.status(rec, f"{data.get('name')} (the same call as {first})", subtype="tool-call-echo",
+                           call_id=first, echo_id=cid)
+
+    def _tool_result(self, rec: dict[str, Any], cid: str | None, data: dict[str, Any]) -> Event:
+        call = self.alias.get(cid, cid) if cid is not None else None
+        if call is not None and call in self.results_done:
+            return self.status(rec, f"result of {call} (again)", subtype="tool-result-echo", call_id=call, echo_id=cid,
+                               is_error=data.get("is_error"))
+        if call is not None:
+            self.results_done.add(call)
+        return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, call, data.pop("role", "user"), {**data, "call_id": call})
+
     # --- server actions ---------------------------------------------------------------------------------
     def _chunk_prompt(self, rec: dict[str, Any], pid: str | None) -> None:
         if pid is not None and pid not in self.known_prompts:
             self.known_prompts.add(pid)
             self.find(WARNING, "cb-chunk-unknown-prompt", f"chunk for prompt id {pid} that no prompt opened", rec)
+
+    def _chunk_tool(self, rec: dict[str, Any], e: Event) -> Event:
+        """A structured chunk's tool_call / tool_result, paired with its execution twin."""
+        if e.kind != ITEM_COMPLETED:
+            return e
+        if e.item == TOOL_CALL:
+            return self._tool_call(rec, "chunk", e.id, e.data)
+        if e.item == TOOL_RESULT:
+            return self._tool_result(rec, e.id, {**e.data, "role": e.role})
+        return e
 
     def _server_action(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         data = obj.get("data")
@@ -239,9 +311,9 @@ class CodebuffWsDecoder(Decoder):
                 return [self.ev(ITEM_DELTA, rec, MESSAGE, pid, "assistant", {"text": chunk})]
             if isinstance(chunk, dict):
                 mapped = print_mode_event(self, rec, chunk, in_chunk=True)
-                if mapped is not None:
-                    return mapped
-                return [self.unparsed(rec, f"unknown structured chunk type {chunk.get('type')!r}")]
+                if mapped is None:
+                    return [self.unparsed(rec, f"unknown structured chunk type {chunk.get('type')!r}")]
+                return [self._chunk_tool(rec, e) for e in mapped]
             return [self.unparsed(rec, "response-chunk whose chunk is neither text nor an object")]
         if at == "subagent-response-chunk":
             pid = str_or_none(data.get("userInputId") or data.get("promptId"))
@@ -281,7 +353,7 @@ class CodebuffWsDecoder(Decoder):
         if at == "tool-call-request":
             rid = str_or_none(data.get("requestId"))
             self.tool_requests[rid or ""] = rec
-            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, rid, "assistant", {
+            return [self._tool_call(rec, "request", rid, {
                 "name": data.get("toolName"), "input": data.get("input"), "call_id": rid,
                 "timeout_ms": data.get("timeout")})]
         if at == "tool-call":  # CLI 1.0.x: run this tool; the result comes back as a [TOOL_RESULT] user-input
@@ -290,7 +362,7 @@ class CodebuffWsDecoder(Decoder):
             call = data.get("data") if isinstance(data.get("data"), dict) else {}
             cid = str_or_none(call.get("id"))
             self.legacy_calls.append(cid)
-            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", {
+            return [self._tool_call(rec, "request", cid, {
                 "name": call.get("name"), "input": call.get("input"), "call_id": cid, "prompt_id": pid})]
         if at == "init-response" or at == "usage-response":
             return [self.status(rec, at, subtype=at, usage=data.get("usage"), limit=data.get("limit"))]
@@ -353,10 +425,87 @@ class CodebuffWsDecoder(Decoder):
         return []
 
 
+_ENVELOPES = frozenset(("action", "ack", "identify", "subscribe", "unsubscribe", "ping", "pong"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codebuff WebSocket: a connection to a path ending in `/ws`, or frames in its envelope
+    (`{type: action|ack|ping|..., txid | data}`)."""
+    if isinstance(open_record, dict) and open_record.get("kind") == "ws":
+        path = url_path(open_record)
+        if path.endswith("/ws"):
+            return f"WebSocket at {path}"
+    for obj in json_objects(msgs):
+        if obj.get("type") in _ENVELOPES and ("txid" in obj or "data" in obj):
+            return f"Codebuff WebSocket envelope {obj['type']!r}"
+    return None
+# --- drift (rule `drift`): the envelopes and actions this dialect knows (codebuff CLI 1.0.115 and SDK 0.3.13,
+# text and tool runs, plus the actions the decoder handles by name). Session state, file context, messages
+# and tool data are the client's own and open.
+def _known() -> Any:
+    from wirecap.dialects.codebuff_events import known_events
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    auth = {"type": None, "fingerprintId": None, "authToken": None}
+    quota = {"usage": None, "limit": None, "subscription_active": None, "next_quota_reset": None,
+             "session_credits_used": None, "referralLink": None, "message": None}
+    files = {"changes": OPEN, "changesAlreadyApplied": OPEN, "addedFileVersions": OPEN, "resetFileVersions": None}
+    client = Union("type", {
+        "init": {**auth, "fileContext": OPEN, "repoUrl": None},
+        "prompt": {**auth, "promptId": None, "prompt": None, "promptParams": OPEN, "sessionState": OPEN,
+                   "toolResults": OPEN, "costMode": None, "agentId": None, "model": None, "repoUrl": None},
+        "user-input": {**auth, "userInputId": None, "messages": OPEN, "fileContext": OPEN,
+                       "changesAlreadyApplied": OPEN, "costMode": None, "model": None, "repoName": None},
+        "read-files-response": {"type": None, "requestId": None, "files": OPEN},
+        "tool-call-response": {"type": None, "requestId": None, "success": None, "output": OPEN, "result": OPEN,
+                               "error": OPEN},
+        "cancel-user-input": {"type": None, "authToken": None, "promptId": None, "userInputId": None},
+        "mcp-tool-data": {"type": None, "requestId": None, "tools": OPEN},
+    })
+    chunk = {"type": None, "userInputId": None, "promptId": None, "chunk": known_events()}
+    server = Union("type", {
+        "response-chunk": chunk,
+        "subagent-response-chunk": {**chunk, "agentId": None, "agentType": None, "chunk": OPEN, "prompt": OPEN},
+        "handlesteps-log-chunk": {"type": None, "userInputId": None, "promptId": None, "agentId": None,
+                                  "level": None, "chunk": OPEN, "data": OPEN, "message": None},
+        "prompt-response": {"type": None, "promptId": None, "sessionState": OPEN, "toolCalls": OPEN,
+                            "toolResults": OPEN, "output": OPEN},
+        "response-complete": {"type": None, "userInputId": None, "promptId": None, "response": None, **files, **quota},
+        "prompt-error": {"type": None, "promptId": None, "userInputId": None, "message": None, "error": None,
+                         "remainingBalance": None},
+        "read-files": {"type": None, "requestId": None, "filePaths": OPEN},
+        "tool-call-request": {"type": None, "userInputId": None, "requestId": None, "toolName": None, "input": OPEN,
+                              "timeout": None, "mcpConfig": OPEN},
+        "tool-call": {"type": None, "userInputId": None, "response": None, "data": {"id": None, "name": None,
+                                                                                    "input": OPEN}, **files},
+        "init-response": {"type": None, **quota},
+        "usage-response": {"type": None, **quota},
+        "message-cost-response": {"type": None, "promptId": None, "credits": None, "agentId": None},
+        "action-error": {"type": None, "message": None, "error": None, "remainingBalance": None},
+        "request-reconnect": {"type": None},
+        "request-mcp-tool-data": {"type": None, "requestId": None, "mcpConfig": OPEN, "toolNames": OPEN},
+    })
+    return Known(
+        c2s=Union("type", {
+            "action": {"type": None, "txid": None, "data": client},
+            "identify": {"type": None, "txid": None, "clientSessionId": None},
+            "subscribe": {"type": None, "txid": None, "topics": None},
+            "unsubscribe": {"type": None, "txid": None, "topics": None},
+            "ping": {"type": None, "txid": None},
+        }),
+        s2c=Union("type", {
+            "ack": {"type": None, "txid": None, "success": None, "error": None, "message": None},
+            "action": {"type": None, "data": server},
+            "pong": {"type": None, "txid": None},
+        }),
+    )
+
+
 DIALECT = Dialect(
     name="codebuff-ws",
     transport="ws",
     decoder=CodebuffWsDecoder,
+    known=_known(),
     summary="Codebuff WebSocket protocol at /ws (CLI 1.0.x, SDK 0.3.x)",
     volatile=("txid", "data.txid", "data.promptId", "data.userInputId", "data.fingerprintId", "data.requestId",
               "data.authToken", "data.sessionState", "data.fileContext", "**.lastReadTime", "data.next_quota_reset",
@@ -378,4 +527,6 @@ DIALECT = Dialect(
         ("cb-action-error", ERROR_SEV, "an action-error from the server"),
         ("invalid-json", ERROR_SEV, "a frame that is not JSON"),
     ),
+    sniff=sniff,
+    priority=80,
 )

@@ -2,15 +2,22 @@
 
 Items carry a `type`: agent_message, reasoning, command_execution, file_change, mcp_tool_call,
 web_search, todo_list, error. Tool-like items become a tool_call (and, when completed, a
-tool_result with the output). Usage comes per turn (`turn.completed.usage`), in OpenAI terms:
-`input_tokens` includes `cached_input_tokens`, so the universal input is the difference.
+tool_result with the output). `turn.completed.usage` is in OpenAI terms (`input_tokens` includes
+`cached_input_tokens`, so the universal input is the difference) and it is the thread's running
+total, not the turn's: Codex prints its last `ThreadTokenUsage.total` (codex-rs/exec,
+event_processor_with_jsonl_output.rs: `usage_from_last_total`), which sums every LLM call of the
+thread, including the calls of earlier runs when `codex exec resume` continues a thread. Usage is
+therefore emitted with scope "thread" (stats turns successive totals into per-turn figures) and
+`resumed` (from argv: `exec ... resume`), because the first total of a resumed run holds the
+earlier runs' calls too and no per-call figure can be read from stdout; the HTTP channel
+(`response.completed.usage`, one per call) has them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -45,6 +52,16 @@ class CodexExecDecoder(StreamDecoder):
         self.in_turn = False
         self.turns = 0
         self.open_items: dict[str, dict[str, Any]] = {}
+        self.resumed: bool | None = None  # None: no argv (an imported stdout)
+
+    def on_open(self, rec: dict[str, Any]) -> list[Event]:
+        argv = rec.get("argv")
+        if rec.get("kind") == "process" and isinstance(argv, list):
+            words = [a for a in argv if isinstance(a, str)]
+            # `codex exec [opts] resume [--last | ID] PROMPT` (`e` is exec's alias): "resume" after it
+            sub = next((i for i, w in enumerate(words) if w in ("exec", "e")), None)
+            self.resumed = sub is not None and "resume" in words[sub + 1:]
+        return []
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         t = obj.get("type")
@@ -64,18 +81,24 @@ class CodexExecDecoder(StreamDecoder):
                     "model": None, "message_id": f"turn-{self.turns}",
                     "input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
                     "cache_read_tokens": cached, "cache_creation_tokens": num(u.get("cache_write_input_tokens")),
-                    "reasoning_tokens": num(u.get("reasoning_output_tokens")), "scope": "turn"}))
+                    "reasoning_tokens": num(u.get("reasoning_output_tokens")), "scope": "thread",
+                    "resumed": self.resumed}))
             out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": "completed", "is_error": False}))
             return out
         if t == "turn.failed":
             self.in_turn = False
             err = obj.get("error") if isinstance(obj.get("error"), dict) else {}
             self.find(ERROR_SEV, "codex-turn-failed", f"turn failed: {err.get('message')}"[:160], rec)
-            return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": None, "fatal": True}),
+            # the turn's last LLM call failed (an error answer, a stream that broke after the retries)
+            return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": None, "fatal": True,
+                                              "failed_call": True}),
                     self.ev(TURN_ENDED, rec, data={"stop_reason": "failed", "is_error": True})]
         if t == "error":
             self.find(ERROR_SEV, "codex-error", f"error event: {obj.get('message')}"[:160], rec)
-            return [self.ev(ERROR, rec, data={"message": obj.get("message"), "code": None, "fatal": False})]
+            data = {"message": obj.get("message"), "code": None, "fatal": False}
+            if str(obj.get("message")).startswith("Reconnecting..."):  # "Reconnecting... 1/5 (why)": retried
+                data["retry"] = True
+            return [self.ev(ERROR, rec, data=data)]
         if t in ("item.started", "item.updated", "item.completed"):
             item = obj.get("item")
             if not isinstance(item, dict):
@@ -123,10 +146,51 @@ class CodexExecDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_CODEX_TYPES = frozenset(("thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+                          "item.updated", "item.completed"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """Codex exec: a `thread.*` / `turn.*` / `item.*` event among the first lines, else argv running
+    `codex` with output that is not text."""
+    for obj in json_objects(msgs):
+        if obj.get("type") in _CODEX_TYPES:
+            return f"Codex exec event {obj['type']!r}"
+    return by_argv(open_record, msgs, ("codex",), "Codex CLI")
+# --- drift (rule `drift`): the events and items this dialect knows (Codex CLI 0.169.0 text and tool runs,
+# plus the item types the decoder handles by name).
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    base = {"id": None, "type": None, "status": None}
+    item = Union("type", {
+        "agent_message": {**base, "text": None},
+        "reasoning": {**base, "text": None},
+        "command_execution": {**base, "command": None, "aggregated_output": None, "exit_code": None},
+        "file_change": {**base, "changes": OPEN},
+        "mcp_tool_call": {**base, "server": None, "tool": None, "arguments": OPEN, "result": OPEN, "error": OPEN},
+        "web_search": {**base, "query": None, "action": OPEN},
+        "todo_list": {**base, "items": OPEN},
+        "error": {**base, "message": None},
+    }, label=False)
+    events = Union("type", {
+        "thread.started": {"type": None, "thread_id": None},
+        "turn.started": {"type": None},
+        "turn.completed": {"type": None, "usage": {"input_tokens": None, "cached_input_tokens": None,
+                                                   "output_tokens": None, "reasoning_output_tokens": None,
+                                                   "cache_write_input_tokens": None}},
+        "turn.failed": {"type": None, "error": {"message": None}},
+        "error": {"type": None, "message": None},
+        **dict.fromkeys(("item.started", "item.updated", "item.completed"), {"type": None, "item": item}),
+    })
+    return Known(s2c=events)
+
+
 DIALECT = Dialect(
     name="codex-exec",
     transport="pipe",
     decoder=CodexExecDecoder,
+    known=_known(),
     summary="Codex CLI exec --json events (JSONL on stdout)",
     volatile=("thread_id", "item.id"),
     rules=(
@@ -136,6 +200,8 @@ DIALECT = Dialect(
         ("codex-error", ERROR_SEV, "an error event"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=60,
 )
 
 __all__ = ["CodexExecDecoder", "DIALECT", "STATUS"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, str_or_none, text_of
+from wirecap.dialects.base import ERROR_SEV, WARNING, Decoder, out_msgs, str_or_none, text_of, url_path
 from wirecap.events import ERROR, SESSION_STARTED, TURN_ENDED, TURN_STARTED, Event
 
 
@@ -45,6 +45,36 @@ def last_user_text(messages: Any) -> str | None:
     return None
 
 
+# --- what the HTTP dialects' sniffs share ------------------------------------------------------------------
+def http_path(open_record: Any) -> str | None:
+    """The URL path of an HTTP open record (None for any other open record)."""
+    if isinstance(open_record, dict) and open_record.get("kind") == "http":
+        return url_path(open_record)
+    return None
+
+
+def sse_names(msgs: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, Any]]]:
+    """(event name, record) of each SSE event among the first messages: the `event:` field, else the
+    data's `type`; None when neither names it."""
+    out: list[tuple[str | None, dict[str, Any]]] = []
+    for rec in out_msgs(msgs):
+        sse = rec.get("sse")
+        if not isinstance(sse, dict) and not (rec.get("dir") == "s2c" and rec.get("text") == "[DONE]"):
+            continue
+        name = sse.get("event") if isinstance(sse, dict) else None
+        obj = rec.get("json")
+        if not isinstance(name, str) and isinstance(obj, dict) and isinstance(obj.get("type"), str):
+            name = obj["type"]
+        out.append((name if isinstance(name, str) else None, rec))
+    return out
+
+
+def response_bodies(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The JSON-object response bodies (not SSE events, not summaries) among the first messages."""
+    return [r["json"] for r in out_msgs(msgs) if r.get("dir") == "s2c" and r.get("sse") is None
+            and isinstance(r.get("json"), dict) and "summary" not in (r.get("flags") or ())]
+
+
 class HttpDecoder(Decoder):
     terminal_name = "terminal event"
 
@@ -59,6 +89,7 @@ class HttpDecoder(Decoder):
         self.turn_open = False
         self.ended = False
         self.request_seen = False
+        self.summarized = False  # the capture holds a summary of the response, not its events (imports)
 
     def msg_type(self, rec: dict[str, Any]) -> str:
         if rec.get("dir") == "c2s":
@@ -103,6 +134,8 @@ class HttpDecoder(Decoder):
                 return [self.unparsed(rec, f"SSE data is a JSON {type(obj).__name__}, not an object")]
             return self.on_event(rec, sse.get("event"), obj)
         obj = rec.get("json")
+        if "summary" in (rec.get("flags") or ()):
+            return self._summary(rec, obj)
         if self.status_code is not None and self.status_code >= 400:
             return self._error_body(rec, obj)
         if not isinstance(obj, dict):
@@ -139,6 +172,14 @@ class HttpDecoder(Decoder):
             self.find(ERROR_SEV, "http-status", f"HTTP status {self.status_code} {rec.get('reason', '')}".rstrip(), rec)
         return []
 
+    def _summary(self, rec: dict[str, Any], obj: Any) -> list[Event]:
+        """A message flagged `summary` is what an imported log kept *about* the response (e.g. the lab
+        fakes' `{"stream": true, "n_events": 9, ...}`), not its bytes: the events are not in the
+        capture, so the stream rules (`sse-no-terminal`) have nothing to judge. Kept as a status item."""
+        self.summarized = True
+        data = {"summary": obj if "json" in rec else text_of(rec)}
+        return [self.status(rec, "the source log kept only a summary of this response", **data)]
+
     def _error_body(self, rec: dict[str, Any], obj: Any) -> list[Event]:
         err = obj.get("error") if isinstance(obj, dict) else None
         if isinstance(err, dict):
@@ -147,7 +188,8 @@ class HttpDecoder(Decoder):
             message, code = (str(err) if err else (text_of(rec) or str(obj))), None
         self.terminal = True
         return self.end_turn(rec, [self.ev(ERROR, rec, data={"message": message, "code": code or self.status_code,
-                                                             "fatal": True, "status": self.status_code})],
+                                                             "fatal": True, "status": self.status_code,
+                                                             "failed_call": True})],
                              stop_reason="error", is_error=True)
 
     def end_turn(self, rec: dict[str, Any], out: list[Event], **data: Any) -> list[Event]:
@@ -157,10 +199,16 @@ class HttpDecoder(Decoder):
         return out
 
     def error_event(self, rec: dict[str, Any], err: Any, fatal: bool = True) -> list[Event]:
+        """An error event of the stream (or body): this exchange's LLM call failed (`failed_call`, with
+        the id of the message it cut, so stats does not count that message as an answered call)."""
         err = err if isinstance(err, dict) else {"message": err}
         self.find(ERROR_SEV, "sse-error-event", f"error event: {err.get('type') or err.get('code')}: {err.get('message')}"[:160], rec)
         return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type") or err.get("code"),
-                                          "fatal": fatal})]
+                                          "fatal": fatal, "failed_call": True, "message_id": self.message_id()})]
+
+    def message_id(self) -> str | None:
+        """The id of the response message being streamed, when the API gave one."""
+        return None
 
     # --- hooks for subclasses ------------------------------------------------------------------------------
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
@@ -181,11 +229,11 @@ class HttpDecoder(Decoder):
             return []
         self.ended = True
         out: list[Event] = []
-        if self.sse and not self.terminal:
+        if self.sse and not self.terminal and not self.summarized:
             self.find(ERROR_SEV, "sse-no-terminal", f"the event stream ended without its {self.terminal_name} "
                       f"({self.events} events)", rec if rec.get("seq") is not None else None, seq=self.last_seq)
             out.extend(self.complete_open_items(rec))
-            self.end_turn(rec, out, stop_reason=None, is_error=True, truncated=True)
+            self.end_turn(rec, out, stop_reason=None, is_error=True, truncated=True, message_id=self.message_id())
         else:
             self.end_turn(rec, out, stop_reason=None, is_error=False)
         out.extend(self.end_session(rec, status=self.status_code))

@@ -12,7 +12,7 @@ from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
 from wirecap.dialects.base import Dialect, num
-from wirecap.dialects.http_base import HttpDecoder, parse_args
+from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
@@ -44,6 +44,9 @@ class OpenAIChatDecoder(HttpDecoder):
         self.text: dict[tuple[int, str], list[str]] = {}
         self.tools: dict[tuple[int, int], dict[str, Any]] = {}
         self.stop_reason: str | None = None
+
+    def message_id(self) -> str | None:
+        return self.cid
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         if "error" in obj and "choices" not in obj:
@@ -145,12 +148,59 @@ class OpenAIChatDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=stop, is_error=False)
 
 
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """OpenAI Chat Completions: a path ending in `/chat/completions`, or `chat.completion.chunk` SSE
+    data or `[DONE]`, or a `chat.completion` JSON body."""
+    path = http_path(open_record)
+    if path and path.endswith("/chat/completions"):
+        return f"HTTP {path} (OpenAI Chat Completions)"
+    for _name, rec in sse_names(msgs):
+        obj = rec.get("json")
+        if isinstance(obj, dict) and obj.get("object") == "chat.completion.chunk":
+            return "SSE data with object chat.completion.chunk"
+        if rec.get("text") == "[DONE]":
+            return "SSE data [DONE]"
+    for obj in response_bodies(msgs):
+        if obj.get("object") == "chat.completion":
+            return "JSON chat.completion body"
+    return None
+# --- drift (rule `drift`): chunks and bodies this dialect knows (fake answers to CodeBuddy, opencode and
+# the Codebuff SDK, plus the fields of OpenAI-compatible servers the decoder reads or ignores); of a
+# request only the top-level fields are checked (messages and tools are open).
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    request = dict.fromkeys((
+        "model", "stream", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "n",
+        "presence_penalty", "frequency_penalty", "seed", "user", "reasoning_effort", "parallel_tool_calls",
+        "logprobs", "top_logprobs", "store", "prompt_cache_key", "service_tier", "modalities", "verbosity"))
+    request.update(dict.fromkeys(("messages", "tools", "tool_choice", "stream_options", "metadata", "reasoning",
+                                  "response_format", "provider", "codebuff_metadata", "usage", "transforms"), OPEN))
+    usage = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None, "prompt_tokens_details": None,
+             "completion_tokens_details": None, "cost": None, "is_byok": None, "cost_details": None}
+    head = {"id": None, "object": None, "created": None, "model": None, "system_fingerprint": None,
+            "service_tier": None, "provider": None, "usage": usage}
+    call = {"index": None, "id": None, "type": None, "function": {"name": None, "arguments": None}}
+    delta = {"role": None, "content": None, "reasoning_content": None, "reasoning": None, "refusal": None,
+             "tool_calls": [call], "reasoning_details": OPEN}
+    chunk = {**head, "choices": [{"index": None, "delta": delta, "finish_reason": None, "native_finish_reason": None,
+                                  "logprobs": OPEN}]}
+    message = {**delta, "tool_calls": OPEN, "annotations": OPEN}
+    body = {**head, "choices": [{"index": None, "message": message, "finish_reason": None,
+                                 "native_finish_reason": None, "logprobs": OPEN}]}
+    return Known(c2s=request, c2s_name="request", s2c=Union("object", {"chat.completion.chunk": chunk, "chat.completion": body},
+                                         missing={"error": OPEN}))
+
+
 DIALECT = Dialect(
     name="openai-chat-sse",
     transport="http",
     decoder=OpenAIChatDecoder,
+    known=_known(),
     summary="OpenAI Chat Completions (POST .../chat/completions), request + SSE chunks",
     volatile=("id", "created", "system_fingerprint", "choices[*].delta.tool_calls[*].id", "**.tool_call_id",
               "messages[*].tool_calls[*].id", "user", "metadata"),
     rules=RULES,
+    sniff=sniff,
+    priority=90,
 )

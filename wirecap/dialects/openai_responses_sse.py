@@ -13,7 +13,14 @@ from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
 from wirecap.dialects.base import ERROR_SEV, Dialect, num
-from wirecap.dialects.http_base import HttpDecoder, last_user_text, parse_args
+from wirecap.dialects.http_base import (
+    HttpDecoder,
+    http_path,
+    last_user_text,
+    parse_args,
+    response_bodies,
+    sse_names,
+)
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
@@ -80,6 +87,9 @@ class OpenAIResponsesDecoder(HttpDecoder):
             data["input"] = parse_args(raw) if isinstance(raw, str) else raw
         return [self.ev(phase, rec, kind, iid, "assistant", data)]
 
+    def message_id(self) -> str | None:
+        return self.rid
+
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
         spec = _DELTAS.get(et)
@@ -129,12 +139,77 @@ class OpenAIResponsesDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=obj.get("status"), is_error=obj.get("status") == "failed")
 
 
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """OpenAI Responses: a path ending in `/responses`, or `response.*` SSE events, or a JSON body
+    with object `response`."""
+    path = http_path(open_record)
+    if path and path.endswith("/responses"):
+        return f"HTTP {path} (OpenAI Responses)"
+    for name, _rec in sse_names(msgs):
+        if name and name.startswith("response."):
+            return f"SSE event {name!r}"
+    for obj in response_bodies(msgs):
+        if obj.get("object") == "response":
+            return "JSON Responses API body"
+    return None
+# --- drift (rule `drift`): the events this dialect knows are exactly the ones the decoder names above
+# (_DELTAS, _QUIET, the output-item, lifecycle and error events); fields from Codex 0.169.0 runs against
+# the fake and the Responses API. Of a request only the top-level fields are checked.
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    request = dict.fromkeys((
+        "model", "instructions", "parallel_tool_calls", "store", "stream", "prompt_cache_key", "max_output_tokens",
+        "temperature", "top_p", "previous_response_id", "truncation", "service_tier", "user", "background",
+        "safety_identifier", "prompt_cache_retention"))
+    request.update(dict.fromkeys(("input", "tools", "tool_choice", "reasoning", "include", "text", "client_metadata",
+                                  "metadata", "conversation", "prompt"), OPEN))
+    part = Union("type", {"output_text": {"type": None, "text": None, "annotations": OPEN, "logprobs": OPEN},
+                          "refusal": {"type": None, "refusal": None},
+                          "reasoning_text": {"type": None, "text": None}}, label=False)
+    call = {"id": None, "type": None, "status": None, "call_id": None, "name": None}
+    item = Union("type", {
+        "message": {"id": None, "type": None, "status": None, "role": None, "content": [part]},
+        "reasoning": {"id": None, "type": None, "status": None, "summary": OPEN, "content": OPEN,
+                      "encrypted_content": None},
+        "function_call": {**call, "arguments": None},
+        "custom_tool_call": {**call, "input": None},
+        **dict.fromkeys(("local_shell_call", "web_search_call", "file_search_call", "mcp_call",
+                         "code_interpreter_call", "image_generation_call"), OPEN),
+    }, label=False)
+    usage = {"input_tokens": None, "input_tokens_details": None, "output_tokens": None, "output_tokens_details": None,
+             "total_tokens": None}
+    response = {"id": None, "object": None, "created_at": None, "model": None, "status": None, "output": [item],
+                "usage": usage, "error": OPEN, "incomplete_details": OPEN, **dict.fromkeys((
+                    "instructions", "max_output_tokens", "parallel_tool_calls", "previous_response_id", "reasoning",
+                    "store", "temperature", "text", "tool_choice", "tools", "top_p", "truncation", "user", "metadata",
+                    "background", "service_tier", "prompt_cache_key", "safety_identifier", "max_tool_calls",
+                    "top_logprobs", "conversation", "prompt", "prompt_cache_retention"), OPEN)}
+    ev = {"type": None, "sequence_number": None, "item_id": None, "output_index": None, "content_index": None,
+          "summary_index": None, "obfuscation": None, "logprobs": OPEN}
+    events = {
+        **dict.fromkeys(_QUIET, {**ev, "text": None, "arguments": None, "name": None, "input": None, "part": part,
+                                 "annotation_index": None, "annotation": OPEN, "response": response}),
+        **dict.fromkeys(_DELTAS, {**ev, "delta": None}),
+        "response.output_item.added": {**ev, "item": item},
+        "response.output_item.done": {**ev, "item": item},
+        **dict.fromkeys(("response.created", "response.completed", "response.failed", "response.incomplete"),
+                        {**ev, "response": response}),
+        "error": {**ev, "code": None, "message": None, "param": None, "error": OPEN},
+    }
+    return Known(c2s=request, c2s_name="request", s2c=Union("type", events, missing=Union("object", {"response": response},
+                                                                      missing={"error": OPEN})))
+
+
 DIALECT = Dialect(
     name="openai-responses-sse",
     transport="http",
     decoder=OpenAIResponsesDecoder,
+    known=_known(),
     summary="OpenAI Responses API (POST .../responses), request + SSE events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
               "prompt_cache_key", "**.call_id", "client_metadata"),
     rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
+    sniff=sniff,
+    priority=90,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -48,7 +48,10 @@ class OpencodeDecoder(StreamDecoder):
             data = err.get("data") if isinstance(err.get("data"), dict) else {}
             message = data.get("message") or err.get("message") or err.get("name") or str(obj.get("error"))
             self.find(ERROR_SEV, "opencode-error", f"error event: {message}"[:160], rec)
-            out.append(self.ev(ERROR, rec, data={"message": message, "code": err.get("name"), "fatal": True}))
+            ev = {"message": message, "code": err.get("name"), "fatal": True}
+            if err.get("name") == "APIError" or "statusCode" in data:
+                ev["failed_call"] = True  # the LLM API answered an error (stats: a failed call, not an answer)
+            out.append(self.ev(ERROR, rec, data=ev))
             return out
         if not isinstance(part, dict):
             out.append(self.unparsed(rec, f"event {t!r} without a part object"))
@@ -102,10 +105,46 @@ class OpencodeDecoder(StreamDecoder):
         return super().on_finish()
 
 
+_OPENCODE_TYPES = frozenset(("step_start", "step_finish", "text", "tool_use", "reasoning", "error"))
+
+
+def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
+    """opencode: an event of its types that carries a `part` object (Codebuff's print-mode events
+    share type names such as `text` and `error` but have no part), else argv running opencode."""
+    for obj in json_objects(msgs):
+        if obj.get("type") in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
+            return f"opencode event {obj['type']!r} with a part"
+    return by_argv(open_record, msgs, ("opencode", "opencode-ai"), "opencode")
+# --- drift (rule `drift`): the events and parts this dialect knows (opencode 1.18.33 text and tool runs).
+def _known() -> Any:
+    from wirecap.dialects.drift import OPEN, Known, Union
+
+    ids = {"id": None, "type": None, "messageID": None, "sessionID": None}
+    text = {**ids, "text": None, "time": None, "synthetic": None, "metadata": OPEN}
+    part = Union("type", {
+        "step-start": {**ids, "snapshot": None},
+        "text": text,
+        "reasoning": text,
+        "tool": {**ids, "callID": None, "tool": None, "metadata": OPEN,
+                 "state": {"status": None, "input": OPEN, "output": OPEN, "metadata": OPEN, "time": None, "title": None,
+                           "error": OPEN, "raw": OPEN, "attachments": OPEN}},
+        "step-finish": {**ids, "snapshot": None, "reason": None, "cost": None,
+                        "tokens": {"input": None, "output": None, "reasoning": None, "total": None,
+                                   "cache": {"read": None, "write": None}}},
+    }, label=False)
+    event = {"type": None, "timestamp": None, "sessionID": None, "part": part}
+    events = Union("type", {
+        **dict.fromkeys(("step_start", "text", "reasoning", "tool_use", "step_finish"), event),
+        "error": {"type": None, "timestamp": None, "sessionID": None, "error": {"name": None, "data": OPEN, "message": None}},
+    })
+    return Known(s2c=events)
+
+
 DIALECT = Dialect(
     name="opencode",
     transport="pipe",
     decoder=OpencodeDecoder,
+    known=_known(),
     summary="opencode run --format json events (JSONL on stdout)",
     volatile=("timestamp", "sessionID", "part.id", "part.messageID", "part.sessionID", "part.time", "part.callID"),
     rules=(
@@ -113,4 +152,6 @@ DIALECT = Dialect(
         ("opencode-error", ERROR_SEV, "an error event"),
         ("invalid-json", ERROR_SEV, "a line that is not JSON"),
     ),
+    sniff=sniff,
+    priority=60,
 )

@@ -38,6 +38,8 @@ class StreamDecoder(Decoder):
             return [self.status(rec, text, stream="stderr")]
         if obj.__class__ is dict:
             return self.on_object(rec, obj)
+        if obj.__class__ is list:
+            return self.on_array(rec, obj)
         if "json" in rec:
             return [self.unparsed(rec, f"a JSON {type(obj).__name__} where a JSON object was expected")]
         text = text_of(rec)
@@ -48,6 +50,10 @@ class StreamDecoder(Decoder):
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         return [self.unparsed(rec, "not decoded")]
+
+    def on_array(self, rec: dict[str, Any], items: list[Any]) -> list[Event]:
+        """A line that is a JSON array (a dialect whose CLI prints a whole run as one array overrides this)."""
+        return [self.unparsed(rec, "a JSON list where a JSON object was expected")]
 
     def on_finish(self) -> list[Event]:
         if self.closed_session or self.last_seq is None:

@@ -13,9 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from wirecap.analysis.normalize import MISSING, Normalizer, field_diffs
+from wirecap.analysis.normalize import Normalizer
+from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes
 from wirecap.replay.script import ChannelScript
 
@@ -44,36 +43,20 @@ SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
 
 
 def channel_dialect(script: ChannelScript) -> str | None:
-    """The channel's dialect: the open record's hint, the registry's detection, or a shape guess."""
-    hint = script.open.get("dialect")
-    if isinstance(hint, str) and hint:
-        return hint
-    first = [m for s in script.steps[:3] for m in ([s.client] if s.client else []) + [r.record for r in s.replies[:2]]]
-    try:
-        from wirecap.dialects import detect_channel  # type: ignore[attr-defined]
+    """The channel's dialect as the decoders decide it: `wirecap.dialects.detect_channel` over the
+    open record and the same first messages (the hint, else the dialects' sniffs). None when no
+    dialect claims the channel (then only the id-shaped defaults and `--ignore`s apply)."""
+    from wirecap.dialects import DETECT_MSGS, detect_channel
 
-        name, _why = detect_channel(script.open, first)
-        if name:
-            return name
-    except Exception:  # noqa: BLE001 - the registry is optional; fall back to the shape guess
-        pass
-    return _guess(script, first)
-
-
-def _guess(script: ChannelScript, first: list[dict[str, Any]]) -> str | None:
-    if script.kind == "ws":
-        for m in first:
-            v = m.get("json")
-            if isinstance(v, dict) and v.get("type") in ("action", "ack", "ping") and (
-                    "txid" in v or isinstance(v.get("data"), dict)):
-                return CODEBUFF_WS
-        return None
-    path = script.path
-    if path.endswith("/messages") or path.endswith("/messages/count_tokens"):
-        return "anthropic"
-    if path.endswith("/chat/completions") or path.endswith("/responses"):
-        return "openai"
-    return None
+    first: list[dict[str, Any]] = []
+    for s in script.steps:
+        if s.client is not None:
+            first.append(s.client)
+        first.extend(r.record for r in s.replies)
+        if len(first) >= DETECT_MSGS:
+            break
+    first.sort(key=lambda r: r.get("seq") if isinstance(r.get("seq"), int) else 0)
+    return detect_channel(script.open, first[:DETECT_MSGS])[0]
 
 
 def volatile_for(dialect: str | None) -> list[str]:
@@ -114,25 +97,28 @@ def describe(value: Any) -> str:
         sub = data.get("type") if isinstance(data, dict) else None
         if isinstance(kind, str):
             return f"{kind} {sub}" if isinstance(sub, str) else kind
-        keys = ", ".join(list(value)[:4])
+        keys = ", ".join(map(str, list(value)[:4]))
         return "{" + keys + (", ..." if len(value) > 4 else "") + "}"
     text = value if isinstance(value, str) else repr(value)
     return "text " + repr(text[:40])
 
 
-def _short(v: Any, n: int = 60) -> str:
-    if v is MISSING:
-        return "(absent)"
-    try:
-        s = orjson.dumps(v).decode("utf-8")
-    except TypeError:
-        s = repr(v)
-    return s if len(s) <= n else s[: n - 3] + "..."
+def _named(value: Any) -> str:
+    """` (action user-input)` for a message with a type; nothing for a body that is only a key list."""
+    d = describe(value)
+    return "" if d.startswith("{") else f" ({d})"
+
+
+MESSAGE_PREFIX = "wirecap replay mismatch: "
 
 
 @dataclass
 class Mismatch:
-    """A live client message that matched no recorded one (or not the one expected next)."""
+    """A live client message that matched no recorded one (or not the one expected next).
+
+    `diffs` are `(path, recorded, live)` from `wirecap.analysis.valuediff.aligned_diffs` (lists
+    aligned: an inserted element is one entry, its missing side `MISSING`). `reason()` is one line,
+    `report()` several (what wirecap prints), `message()` what the live client is told."""
 
     ch: str
     index: int  # 1-based number of the live client message on its channel
@@ -142,43 +128,69 @@ class Mismatch:
     diffs: list[tuple[str, Any, Any]] = field(default_factory=list)  # (path, recorded, live)
     what: str = "message"
     expected_seq: int | None = None
+    error: str | None = None  # matching itself failed (a bug): what was raised
 
     def reason(self) -> str:
-        """One line: the message, the candidate and the first differing field."""
-        head = f"{self.what} #{self.index} ({describe(self.live)}) on {self.ch}"
+        """One line: the message, the candidate and the first difference."""
+        head = f"{self.what} #{self.index}{_named(self.live)} on {self.ch}"
+        if self.error is not None:
+            return f"{head}: wirecap could not match it: {self.error}"
         if self.candidate_seq is None:
             return f"{head}: no recorded {self.what} left to match"
         if not self.diffs and self.expected_seq not in (None, self.candidate_seq):
             return (f"{head} matches recorded seq {self.candidate_seq}, out of order: "
                     f"recorded seq {self.expected_seq} was expected first")
-        s = f"{head} does not match recorded seq {self.candidate_seq} ({describe(self.candidate)})"
+        s = f"{head} does not match recorded seq {self.candidate_seq}{_named(self.candidate)}"
         if self.diffs:
-            p, old, new = self.diffs[0]
-            s += f": {p}: recorded {_short(old, 40)}, live {_short(new, 40)}"
+            s += ": " + render_line(self.diffs[0], 48)
             if len(self.diffs) > 1:
                 s += f" (+{len(self.diffs) - 1} more)"
         return s
 
+    @classmethod
+    def failed(cls, ch: str, index: int, live: Any, error: BaseException, what: str = "message") -> Mismatch:
+        """A message that could not be matched because matching raised: told like a mismatch (the
+        client stops and says why) instead of dropping the connection."""
+        return cls(ch, index, live, None, None, what=what, error=f"{type(error).__name__}: {error}"[:200])
+
+    def message(self) -> str:
+        """What the live client is told (an HTTP error message, the start of a WebSocket close reason)."""
+        return MESSAGE_PREFIX + self.reason()
+
+    def brief(self) -> str:
+        """`message()` in about 120 characters (a WebSocket close reason): what, where, first difference."""
+        head = f"{MESSAGE_PREFIX}{self.what} #{self.index}"
+        if self.error is not None:
+            return f"{head}: wirecap could not match it: {self.error}"
+        if self.candidate_seq is None:
+            return f"{head} on {self.ch}: no recorded {self.what} left"
+        if not self.diffs:
+            return f"{head} out of order: recorded seq {self.expected_seq} expected first"
+        more = f" ({len(self.diffs)} differences)" if len(self.diffs) > 1 else ""
+        return f"{head} vs seq {self.candidate_seq}{more}: {render_line(self.diffs[0], 24)}"
+
+    def diff_lines(self, limit: int = 20) -> list[str]:
+        """The differences, aligned, one short line each (`+ tools[17] {...}`, `~ path: recorded .., live ..`)."""
+        return render(self.diffs, limit)
+
     def report(self) -> str:
-        """Several lines for stderr: the reason, then every differing field."""
+        """Several lines for stderr or a test failure: the reason, then the aligned differences."""
         lines = ["replay mismatch: " + self.reason()]
         if self.candidate_seq is not None:
-            lines.append(f"  closest recorded candidate: seq {self.candidate_seq} ({describe(self.candidate)})")
-            for p, old, new in self.diffs[:40]:
-                lines.append(f"    {p}: recorded {_short(old)}  live {_short(new)}")
-            if len(self.diffs) > 40:
-                lines.append(f"    ... {len(self.diffs) - 40} more differing fields")
+            lines.append(f"  closest recorded candidate: seq {self.candidate_seq}{_named(self.candidate)}")
+            lines.extend("    " + line for line in self.diff_lines())
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        """The mismatch as plain JSON values (bytes as text or base64; never raises)."""
         return {
             "error": "wirecap replay: unmatched " + self.what,
             "reason": self.reason(),
             "channel": self.ch,
             "index": self.index,
             "candidate_seq": self.candidate_seq,
-            "diffs": [{"path": p, "recorded": None if o is MISSING else o, "live": None if n is MISSING else n}
-                      for p, o, n in self.diffs],
+            "diff": self.diff_lines(),
+            "diffs": [{"path": p, "recorded": jsonable(o), "live": jsonable(n)} for p, o, n in self.diffs],
         }
 
 
@@ -201,8 +213,8 @@ class Matcher:
         return self.normalize(live) == self.normalize(recorded)
 
     def diffs(self, live: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
-        """Field-level differences, recorded first, live second, volatile fields hidden."""
-        return field_diffs(self.normalize(recorded), self.normalize(live))
+        """Aligned differences `(path, recorded, live)`, volatile fields hidden."""
+        return aligned_diffs(self.normalize(recorded), self.normalize(live))
 
     def closest(self, live: Any, candidates: Iterable[tuple[int | None, Any]]) -> tuple[int | None, Any, list]:
         """(seq, value, diffs) of the candidate with the fewest differing fields; the first on ties."""

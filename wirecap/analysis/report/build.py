@@ -76,14 +76,7 @@ def _relevant_seqs(report: CaptureReport) -> list[int]:
 
 def _conversation(path: str, report: CaptureReport, redactor: Redactor, dialect: str | None) -> None:
     decode = _optional("wirecap.dialects", "decode_capture")
-    detect = _optional("wirecap.dialects", "detect_channel")
-    for c in report.channels:
-        if c.dialect is None and detect is not None and c.open_record is not None:
-            try:
-                name, reason = detect(c.open_record, c.first_msgs)
-            except Exception as e:  # noqa: BLE001 - a decoder bug must not cost the whole report
-                name, reason = None, f"detection failed: {e}"
-            c.dialect, c.dialect_reason = name, reason
+    # (each channel's dialect and reason come from the record summary: wirecap.dialects.Detection)
     if decode is None:
         for c in report.channels:
             report.conversation_notes[c.ch] = f"{NO_DECODER} (dialect decoders are not available in this build)"

@@ -72,6 +72,14 @@ def _blank(v: Any) -> Any:
     return "" if v is None else v
 
 
+def _calls(s: dict[str, Any]) -> Any:
+    """LLM calls that answered, and the failed attempts beside them (`0 (+2 failed)`)."""
+    failed = s.get("failed_calls")
+    if isinstance(failed, int) and failed:
+        return f"{_blank(s.get('llm_calls'))} (+{failed} failed)"
+    return _blank(s.get("llm_calls"))
+
+
 def session_rows(cap: CaptureReport) -> list[list[Any]]:
     rows = []
     for s in cap.sessions or []:
@@ -82,7 +90,7 @@ def session_rows(cap: CaptureReport) -> list[list[Any]]:
         rows.append([s.get("session") or "", s.get("ch") or "", s.get("dialect") or "",
                      fmt_secs(s.get("duration")) if isinstance(s.get("duration"), (int, float)) else "",
                      fmt_secs(s.get("ttft")) if isinstance(s.get("ttft"), (int, float)) else "",
-                     _blank(s.get("llm_calls")), tool_text, f"{tin}/{tout}" if tin or tout else "",
+                     _calls(s), tool_text, f"{tin}/{tout}" if tin or tout else "",
                      f"{cost:.4f}" if isinstance(cost, (int, float)) else "", _blank(s.get("errors"))])
     return rows
 

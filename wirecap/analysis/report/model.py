@@ -15,13 +15,13 @@ from typing import Any
 from wirecap.analysis.notes import Note
 from wirecap.capture.payload import payload_size, payload_text
 from wirecap.capture.redact import Redactor, redact_record
+from wirecap.dialects import Detection
 
 LONG_GAP = 2.0  # seconds of silence on a channel worth pointing out
 MAX_GAPS_PER_CHANNEL = 10
 MAX_CONVERSATION_ENTRIES = 2000
 MAX_ENTRY_TEXT = 8000
 MAX_RELEVANT = 30
-FIRST_MSGS_FOR_DETECT = 8
 
 
 @dataclass
@@ -46,8 +46,6 @@ class ChannelSummary:
     first_reply_at: float | None = None
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (start, end) of long silences
     times: array = field(default_factory=lambda: array("d"))  # t of every message (for the timeline)
-    open_record: dict[str, Any] | None = None
-    first_msgs: list[dict[str, Any]] = field(default_factory=list)
     parent: str | None = None  # the process channel of a pipe
 
     @property
@@ -241,6 +239,7 @@ class RecordSummarizer:
         self._ch: dict[str, ChannelSummary] = {}
         self._first_c2s: dict[str, float] = {}
         self._last_t: dict[str, float] = {}
+        self._detection = Detection()  # the decoders' detection: the report names what decode does
 
     def channel(self, ch: str) -> ChannelSummary:
         c = self._ch.get(ch)
@@ -257,6 +256,7 @@ class RecordSummarizer:
         t = float(t) if isinstance(t, (int, float)) else 0.0
         r.duration = max(r.duration, t)
         ch = rec.get("ch")
+        self._detection.feed(rec)
         if rtype == "end":
             r.ended_cleanly = True
             return
@@ -274,8 +274,6 @@ class RecordSummarizer:
             c.kind = str(rec.get("kind", "?"))
             c.label = _label(rec)
             c.opened = t
-            c.dialect = rec.get("dialect") if isinstance(rec.get("dialect"), str) else None
-            c.open_record = rec
             if c.kind == "pipe" and isinstance(rec.get("proc"), str):
                 c.parent = rec["proc"]
         elif rtype == "close":
@@ -291,8 +289,6 @@ class RecordSummarizer:
             if c.first is None:
                 c.first = t
             c.last = t
-            if len(c.first_msgs) < FIRST_MSGS_FOR_DETECT:
-                c.first_msgs.append(rec)
             if rec.get("dir") == "c2s":
                 c.msgs_c2s += 1
                 c.bytes_c2s += size
@@ -312,6 +308,7 @@ class RecordSummarizer:
 
     def finish(self) -> None:
         for c in self._ch.values():
+            c.dialect, c.dialect_reason = self._detection.verdict(c.ch)
             c.gaps.sort(key=lambda g: g[0] - g[1])
             c.gaps = sorted(c.gaps[:MAX_GAPS_PER_CHANNEL])
         self.r.channels = list(self._ch.values())
