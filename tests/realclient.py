@@ -525,8 +525,11 @@ def main(argv: list[str]) -> int:
         # A private network namespace: only loopback exists, so nothing leaves the machine and the fixed
         # ports of this case collide with no other run. And a PID namespace whose first process is this
         # runner: when it dies (even by SIGKILL on the suite's timeout), every process of the case dies.
+        # Its own /proc too (--mount-proc): with the host's, Codex took its `echo hi` for a process still
+        # running (pids differ) and reported "Process running" after a 10 s wait instead of its output.
         script = 'ip link set lo up && exec "$@"'
-        os.execvp("unshare", ["unshare", "-n", "-p", "-f", "--kill-child", "sh", "-c", script, "sh", "env", "WIRECAP_IN_NETNS=1",
+        ns = ["-n", "-p", "-f", "--kill-child", "--mount-proc"]
+        os.execvp("unshare", ["unshare", *ns, "sh", "-c", script, "sh", "env", "WIRECAP_IN_NETNS=1",
                               f"WIRECAP_LAB={lab}", sys.executable, os.path.abspath(__file__), *argv])
     out = Path(argv[2]).resolve()
     out.mkdir(parents=True, exist_ok=True)
