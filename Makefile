@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean lab bytecode
+.PHONY: demo test lint bench venv clean lab bytecode realclient
 
 venv: $(STAMP)
 
@@ -32,9 +32,15 @@ bench: bytecode
 	$(PY) -m bench $(BENCH_ARGS)
 
 # The real agent CLIs (pinned, from npm, ~1.6 GB) for real-client tests and new captures; never needed by
-# demo/test (those tests skip without it), never run in CI. Installs into .lab/ (or $LAB).
+# demo/test (those tests skip without it). Installs into .lab/ (or $LAB); .ci/run installs it into a cache
+# outside the clone and points WIRECAP_LAB at it, so `make test` there includes the real-client suite.
 lab:
 	tools/install-lab.sh
+
+# The real-client suite alone: each lab client x case recorded, then replayed strictly to the same client
+# (tests/test_realclient_suite.py; needs the lab and root for `unshare -n`, else it skips). Prints the table.
+realclient: bytecode
+	$(PY) -m pytest -q tests/test_realclient_suite.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""The real-client suite's runner: record one client x case through `wirecap record`, replay it strictly.
+
+For one case (say `claude` x `tool`), inside a private network namespace (`unshare -n`: only loopback
+exists, so nothing can leave the machine and fixed ports cannot collide with other runs):
+
+1. the lab's fake backend (tests/fixtures/lab/fake) listens on BACKEND (127.0.0.1:40001);
+2. **record**: `wirecap record -o rec.jsonl --reverse http://BACKEND --listen PROXY -- CLIENT ...`, the
+   client's base URL pointed at PROXY (127.0.0.1:40000): network and stdout in one capture;
+3. the fake stops; **replay**: `wirecap replay serve rec.jsonl` (strict, no `--ignore`) listens on
+   BACKEND instead, and the same client runs again the same way (same argv, env, HOME and work dir
+   paths, wiped before each run) through `wirecap record -o rep.jsonl`, so it sees exactly what it saw
+   when recorded, and what it did is captured the same way;
+4. the checks: the client exits as recorded; `wirecap diff rec rep --ch proc` (its stdout, events level)
+   and `wirecap diff rec rep` (everything, events level) exit 0; the replay server reports no mismatch
+   (exit 0 and no mismatch line on stderr).
+
+A terminal client (codebuff 1.0.115 needs a TTY) redraws a spinner every ~80 ms, so how many frames
+it printed is a matter of time, not of what it said: its stdout is compared as the text left on the
+screen (`screen_lines`: a line's carriage returns and erase-line sequences keep only its last frame),
+and the capture diff covers its network channels (`Case.net`) instead of the raw terminal bytes.
+
+The outcome goes to OUT/result.json (see `CaseResult`); every file of the case stays in OUT.
+
+    python tests/realclient.py CLIENT CASE OUT      # one case (re-runs itself under `unshare -n`)
+    python tests/realclient.py --list               # the client x case matrix
+
+tests/test_realclient_suite.py runs the whole matrix a few cases at a time and prints the table.
+Needs root (for `unshare -n`), the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) and node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LABKIT = ROOT / "tests" / "fixtures" / "lab"
+FAKES = LABKIT / "fake"
+PROXY = "127.0.0.1:40000"  # where the client is pointed (the recording proxy), in both runs
+BACKEND = "127.0.0.1:40001"  # the fake when recording, `replay serve` when replaying
+CLIENT_TIMEOUT = 90.0  # seconds per client run (the slowest, opencode, takes ~10 s)
+MISMATCH_TIMEOUT = 20.0  # seconds a client may take to give up on a replay mismatch, startup included (a retry loop is a hang)
+
+QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+SJ = ["--output-format", "stream-json", "--verbose"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One client x case: the fake's arguments and how the client is run. Strings may hold {LAB},
+    {LABKIT}, {PROXY}, {WORK} and {OPENCODE_CONFIG}, filled in at run time."""
+
+    fake: str
+    fake_args: tuple[str, ...]
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    pty: bool = False
+    typed: str | None = None  # typed on stdin one character every 100 ms once the client is `ready`
+    ready: tuple[str, int] | None = None  # ... i.e. once its output holds this text that many times
+    wait: float = 0.0  # at most this long (seconds): then it is typed anyway
+    setup: str | None = None  # "codex": write HOME/.codex/config.toml ("codex-retries": with default retries)
+    net: tuple[str, ...] = ()  # pty clients: the network channels `wirecap diff --ch` compares
+    replay_swap: tuple[str, str] | None = None  # (recorded, live): the replay run's argv differs: a mismatch
+
+
+def _claude(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] = ()) -> Case:
+    return Case("fake_anthropic.py", ("--mode", mode, *fake_args),
+                ("{LAB}/node_modules/.bin/claude", "-p", prompt, *SJ, *extra),
+                {"ANTHROPIC_BASE_URL": "http://{PROXY}", "ANTHROPIC_API_KEY": "sk-ant-fake-0000000000000000",
+                 **QUIET_CLAUDE})
+
+
+def _codebuddy(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] = ()) -> Case:
+    return Case("fake_openai.py", ("--mode", mode, *fake_args),
+                ("{LAB}/codebuddy/node_modules/@tencent-ai/agent-sdk/cli/bin/codebuddy", "-p", prompt, *SJ, *extra),
+                {"CODEBUDDY_BASE_URL": "http://{PROXY}", "CODEBUDDY_API_KEY": "cb-fake-000",
+                 "CODEBUDDY_SKIP_BUILTIN_MARKETPLACE": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"})
+
+
+def _codex(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
+    return Case("fake_openai.py", ("--mode", mode, *fake_args),
+                ("{LAB}/node_modules/.bin/codex", "exec", "--json", "--skip-git-repo-check", prompt),
+                {"OPENAI_API_KEY": "sk-fake-000000"}, setup="codex")
+
+
+def _opencode(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
+    return Case("fake_openai.py", ("--mode", mode, *fake_args),
+                ("{LAB}/node_modules/.bin/opencode", "run", "--format", "json", prompt),
+                {"OPENCODE_CONFIG_CONTENT": "{OPENCODE_CONFIG}", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                 "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+                 "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+                 "BUN_CONFIG_REGISTRY": "http://{PROXY}/", "NPM_CONFIG_REGISTRY": "http://{PROXY}/"})
+
+
+def _cb115(mode: str, prompt: str) -> Case:
+    return Case("fake_codebuff_ws.py", ("--mode", mode, "--proto", "npm-app"),
+                ("node", "-r", "{LABKIT}/fake/cb115_env.cjs", "{LAB}/cb115/node_modules/codebuff/dist/index.js",
+                 "{WORK}", prompt),
+                {"ENVIRONMENT": "local", "NEXT_PUBLIC_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_APP_URL": "http://{PROXY}",
+                 "NEXT_PUBLIC_SUPPORT_EMAIL": "support@example.invalid"},
+                pty=True, typed="exit\r", ready=("work > ", 2), wait=30, net=("ws-1",))
+
+
+def _cbsdk03(mode: str, prompt: str) -> Case:
+    return Case("fake_codebuff_ws.py", ("--mode", mode, "--proto", "sdk"),
+                ("node", "{LABKIT}/cb_sdk03_run.cjs", prompt),
+                {"CB_SDK_DIR": "{LAB}/cbsdk0313/node_modules/@codebuff/sdk",
+                 "NEXT_PUBLIC_CODEBUFF_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_CODEBUFF_APP_URL": "http://{PROXY}"})
+
+
+def _cbsdk(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
+    return Case("fake_openai.py", ("--mode", mode, *fake_args),
+                ("node", "{LABKIT}/cb_sdk_run.mjs", prompt, "fake-helper"),
+                {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "http://{PROXY}"})
+
+
+# client -> case -> Case. Cases: a plain reply, a tool round trip, every error mode of the client's fake.
+# HTTP errors use a status the client does not retry forever: Claude Code and Codex have retries set to 0
+# (CLAUDE_CODE_MAX_RETRIES, the provider's request_max_retries); the others get a 400.
+MATRIX: dict[str, dict[str, Case]] = {
+    "claude": {
+        "hello": _claude("text", "say hello"),
+        "tool": _claude("tool_bash", "run echo hi", "--allowedTools", "Bash(echo:*)"),
+        "http_error": _claude("http_error", "say hello", fake_args=("--error-status", "529")),
+        "sse_error": _claude("sse_error", "say hello"),
+        "sse_drop": _claude("sse_drop", "say hello"),
+    },
+    "codebuddy": {
+        "hello": _codebuddy("text", "say hello"),
+        "tool": _codebuddy("tool", "run echo hi", "--allowedTools", "Bash(echo:*)"),
+        "http_error": _codebuddy("http_error", "say hello", fake_args=("--error-status", "400",
+                                                                       "--error-type", "invalid_request_error")),
+        "sse_error": _codebuddy("sse_error", "say hello", fake_args=("--error-type", "server_error")),
+    },
+    "codex": {
+        "hello": _codex("text", "say hello"),
+        "tool": _codex("tool", "run echo hi"),
+        "http_error": _codex("http_error", "say hello", ("--error-status", "500", "--error-type", "server_error")),
+        "sse_error": _codex("sse_error", "say hello", ("--error-type", "server_error")),
+    },
+    "opencode": {
+        "hello": _opencode("text", "say hello"),
+        "tool": _opencode("tool", "run echo hi"),
+        "http_error": _opencode("http_error", "say hello", fake_args=("--error-status", "400",
+                                                                      "--error-type", "invalid_request_error")),
+        "sse_error": _opencode("sse_error", "say hello", fake_args=("--error-type", "invalid_request_error")),
+    },
+    "codebuff-1.0.115": {
+        "hello": _cb115("text", "say hello"),
+        "tool": _cb115("tool", "run echo hi"),
+        "error": _cb115("error", "say hello"),
+    },
+    "codebuff-sdk-0.3.13": {
+        "hello": _cbsdk03("text", "say hello"),
+        "tool": _cbsdk03("tool", "run echo hi"),
+        "error": _cbsdk03("error", "say hello"),
+    },
+    "codebuff-sdk-0.10.7": {
+        "hello": _cbsdk("text", "say hello"),
+        "tool": _cbsdk("tool", "run echo hi"),
+        "http_error": _cbsdk("http_error", "say hello", fake_args=("--error-status", "400",
+                                                                   "--error-type", "invalid_request_error")),
+        "sse_error": _cbsdk("sse_error", "say hello", ("--error-type", "server_error")),
+    },
+}
+
+
+# The `mismatch` case of every client: `hello` recorded, then replayed to the client asked "say goodbye".
+# The request cannot match: the replay server must say so in the protocol's own non-retryable form,
+# and the client must give up (within MISMATCH_TIMEOUT) and print wirecap's message.
+# The clients keep their default retry settings here (no CLAUDE_CODE_MAX_RETRIES, no Codex retries 0):
+# a mismatch answered in a retryable form shows as a client that does not give up.
+for _cases in MATRIX.values():
+    _h = _cases["hello"]
+    _cases["mismatch"] = replace(_h, replay_swap=("say hello", "say goodbye"), setup=_h.setup and _h.setup + "-retries",
+                                 env={k: v for k, v in _h.env.items() if k != "CLAUDE_CODE_MAX_RETRIES"})
+
+
+def lab_dir() -> Path | None:
+    """The installed lab (WIRECAP_LAB, else <repo>/.lab), or None when it is not there."""
+    for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
+        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
+            return Path(cand).resolve()
+    return None
+
+
+def can_unshare() -> bool:
+    """True when this process may make a private network namespace (root and a working `unshare -n`)."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        return False
+    r = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=20)
+    return r.returncode == 0
+
+
+@dataclass
+class CaseResult:
+    """What one case did; the suite asserts on it and prints it. `ok` is the verdict, `why` the reasons."""
+
+    client: str
+    case: str
+    record_rc: int | None = None
+    replay_rc: int | None = None
+    record_s: float = 0.0
+    replay_s: float = 0.0
+    total_s: float = 0.0
+    server_rc: int | None = None  # `replay serve`'s exit status after SIGTERM (1 = a message went unmatched)
+    server_mismatch: list[str] = field(default_factory=list)  # its mismatch lines
+    diff_stdout_rc: int | None = None
+    diff_stdout: str = ""
+    diff_all_rc: int | None = None
+    diff_all: str = ""
+    mismatch_case: bool = False  # a `mismatch` case: judged on how the client fails, not on equality
+    client_said: str = ""  # mismatch case: the client's output line that names wirecap's mismatch
+    error: str = ""  # the runner itself failed (fake did not start, timeout, ...)
+    why: list[str] = field(default_factory=list)
+    ok: bool = False
+
+    def judge(self) -> None:
+        why = []
+        if self.error:
+            why.append(self.error)
+        if self.mismatch_case:
+            if not self.error and (self.server_rc != 1 or not self.server_mismatch):
+                why.append(f"replay serve reported no mismatch (exit {self.server_rc})")
+            if not self.error and not self.client_said:
+                why.append("the client's output does not name the mismatch (no 'wirecap replay' in it)")
+            self.why, self.ok = why, not why
+            return
+        if self.record_rc is not None and self.replay_rc != self.record_rc:
+            why.append(f"client exit {self.replay_rc} on replay, {self.record_rc} when recorded")
+        if self.server_rc != 0 or self.server_mismatch:
+            first = self.server_mismatch[0] if self.server_mismatch else ""
+            why.append(f"replay serve exit {self.server_rc}: {first}"[:600])
+        if self.diff_stdout_rc != 0:
+            why.append(f"stdout differs (exit {self.diff_stdout_rc}): " + _gist(self.diff_stdout))
+        if self.diff_all_rc != 0:
+            why.append(f"captures differ (wirecap diff exit {self.diff_all_rc}): " + _gist(self.diff_all))
+        self.why = why
+        self.ok = not why
+
+
+def _gist(diff_text: str, n: int = 4) -> str:
+    """The first N differing fields of a `wirecap diff` (or screen diff) output and its summary line."""
+    lines = diff_text.strip().splitlines()
+    fields = [ln.strip() for ln in lines if ln.lstrip().startswith(("~ ", "+", "-"))
+              and not ln.startswith(("---", "+++")) and ln.strip() not in ("~", "+", "-")]
+    # a changed item's field lines ("~   path: a -> b") say more than its header line
+    detail = [f for f in fields if ": " in f and "->" in f] or fields
+    gist = " | ".join(x[:240] for x in detail[:n])
+    return f"{gist} [{lines[-1][:160]}]" if lines else "(no output)"
+
+
+_CSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_REDRAW = re.compile(rb"\x1b\[2K|\r")
+
+
+def screen_lines(data: bytes) -> list[str]:
+    """The text a terminal shows for DATA, line by line: after a carriage return or an erase-line
+    (`ESC[2K`) only what follows stays (a spinner's frames overwrite each other), other escape
+    sequences are dropped, trailing blanks too."""
+    out = []
+    for line in data.replace(b"\r\n", b"\n").split(b"\n"):
+        last = _REDRAW.split(line)[-1]
+        out.append(_CSI.sub(b"", last).decode("utf-8", "replace").rstrip())
+    return out
+
+
+def stdout_bytes(cap: Path) -> bytes:
+    """The bytes the client wrote to stdout, from a capture of `wirecap record -- CMD` (uncompressed)."""
+    from wirecap.capture.payload import line_bytes
+
+    chunks = []
+    with open(cap, encoding="utf-8") as f:
+        for ln in f:
+            r = json.loads(ln)
+            if r.get("type") == "msg" and r.get("ch") == "stdout":
+                chunks.append(line_bytes(r))
+    return b"".join(chunks)
+
+
+def compare_screens(a: Path, b: Path) -> tuple[int, str]:
+    """(0, "") when both captures left the same text on the screen, else (1, the first differing lines)."""
+    sa, sb = screen_lines(stdout_bytes(a)), screen_lines(stdout_bytes(b))
+    if sa == sb:
+        return 0, f"equal: the same {len(sa)} screen lines"
+    import difflib
+
+    d = list(difflib.unified_diff(sa, sb, "recorded", "replayed", lineterm="", n=1))
+    return 1, "\n".join(d[:40])
+
+
+def opencode_config() -> str:
+    return ('{"$schema":"https://opencode.ai/config.json","provider":{"fake":{"npm":"@ai-sdk/openai-compatible",'
+            f'"name":"Fake local","options":{{"baseURL":"http://{PROXY}/v1","apiKey":"sk-fake-000"}},'
+            '"models":{"fake-model":{"name":"Fake Model","tool_call":true}}}},"model":"fake/fake-model",'
+            '"small_model":"fake/fake-model","autoupdate":false,"share":"disabled",'
+            '"permission":{"bash":"allow","edit":"allow"}}')
+
+
+CODEX_CONFIG = f"""model = "gpt-5.5"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+plugin_sharing = false
+tool_suggest = false
+in_app_updates = false
+
+[analytics]
+enabled = false
+
+[model_providers.fake]
+name = "Fake local"
+base_url = "http://{PROXY}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+"""
+
+
+def _wait_listening(hostport: str, proc: subprocess.Popen, what: str, timeout: float = 30) -> None:
+    host, port = hostport.rsplit(":", 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited ({proc.returncode}) before listening on {hostport}")
+        with socket.socket() as s:
+            if s.connect_ex((host, int(port))) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {hostport} within {timeout:.0f} s")
+
+
+def _type_slowly(fd: int, text: str, wait: float, ready: tuple[str, int] | None, log: Path) -> None:
+    """Type like a person (codebuff 1.0.115 ignores a fast write: paste detection), once the client's
+    output in LOG holds READY's text READY's count times (its prompt again: the reply is done), or
+    after WAIT seconds: a loaded machine only makes it later, never too early."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if ready and log.exists() and log.read_bytes().count(ready[0].encode()) >= ready[1]:
+            time.sleep(0.5)
+            break
+        time.sleep(0.1)
+    with contextlib.suppress(OSError):
+        for ch in text:
+            os.write(fd, ch.encode())
+            time.sleep(0.1)
+        time.sleep(3)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(5)
+
+
+class Runner:
+    """One case in one private network namespace; files under OUT."""
+
+    def __init__(self, lab: Path, client: str, name: str, out: Path) -> None:
+        self.lab, self.client, self.name, self.out = lab, client, name, out
+        self.case = MATRIX[client][name]
+        self.home, self.work, self.tmp = out / "home", out / "work", out / "tmp"
+        self.wirecap = [sys.executable, "-m", "wirecap"]
+
+    def sub(self, s: str) -> str:
+        return (s.replace("{OPENCODE_CONFIG}", opencode_config()).replace("{LABKIT}", str(LABKIT))
+                .replace("{LAB}", str(self.lab)).replace("{PROXY}", PROXY).replace("{WORK}", str(self.work)))
+
+    def fresh_dirs(self) -> None:
+        """Same paths in both runs, emptied: the client starts from the same state each time."""
+        for d in (self.home, self.work, self.tmp):
+            shutil.rmtree(d, ignore_errors=True)
+            d.mkdir(parents=True)
+        if self.case.setup in ("codex", "codex-retries"):
+            (self.home / ".codex").mkdir()
+            cfg = CODEX_CONFIG
+            if self.case.setup == "codex-retries":  # Codex's default retries
+                cfg = "".join(ln for ln in cfg.splitlines(keepends=True) if "_max_retries" not in ln)
+            (self.home / ".codex" / "config.toml").write_text(cfg)
+
+    def env(self) -> dict[str, str]:
+        """The client's whole environment (like the lab runners' `env -i`); wirecap passes it on."""
+        env = {"HOME": str(self.home), "TMPDIR": str(self.tmp), "PATH": "/usr/local/bin:/usr/bin:/bin",
+               "TERM": "dumb", "LANG": "C.UTF-8", **{k: self.sub(v) for k, v in self.case.env.items()}}
+        if os.environ.get("WIRECAP_HOME"):  # wirecap's own CA, made once for the whole suite
+            env["WIRECAP_HOME"] = os.environ["WIRECAP_HOME"]
+        return env
+
+    def client_run(self, cap: Path, tag: str, timeout: float = CLIENT_TIMEOUT) -> tuple[int | None, float]:
+        """The client under `wirecap record -- CMD`, pointed at PROXY, reverse-proxied to BACKEND."""
+        self.fresh_dirs()
+        argv = [self.sub(a) for a in self.case.argv]
+        if tag == "replay" and self.case.replay_swap:
+            was, now = self.case.replay_swap
+            argv = [now if a == was else a for a in argv]
+        cmd = [*self.wirecap, "record", "-q", "-o", str(cap), "--listen", PROXY, "--reverse", f"http://{BACKEND}",
+               *(["--pty"] if self.case.pty else []), "--", *argv]
+        stdin_r = os.open(os.devnull, os.O_RDONLY)
+        typer = None
+        if self.case.typed:
+            stdin_r, stdin_w = os.pipe()
+            typer = threading.Thread(target=_type_slowly, daemon=True,
+                                     args=(stdin_w, self.case.typed, self.case.wait, self.case.ready,
+                                           self.out / f"{tag}.out"))
+        t0 = time.monotonic()
+        with open(self.out / f"{tag}.out", "wb") as log:
+            p = subprocess.Popen(cmd, env=self.env(), cwd=str(self.work), stdin=stdin_r, stdout=log, stderr=log,
+                                 start_new_session=True)
+            os.close(stdin_r)
+            if typer:
+                typer.start()
+            try:
+                rc: int | None = p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(p)
+                rc = None
+        return rc, time.monotonic() - t0
+
+    def start_fake(self) -> subprocess.Popen:
+        py = sys.executable
+        if self.case.fake == "fake_codebuff_ws.py":  # needs `websockets`: the lab's venv has it
+            py = str(self.lab / "venv" / "bin" / "python")
+        port = BACKEND.rsplit(":", 1)[1]
+        p = subprocess.Popen([py, str(FAKES / self.case.fake), *self.case.fake_args, "--port", port,
+                              "--log", str(self.out / "fake.log.jsonl")],
+                             stdout=subprocess.DEVNULL, stderr=open(self.out / "fake.stderr", "wb"),  # noqa: SIM115
+                             start_new_session=True)
+        _wait_listening(BACKEND, p, "the fake server")
+        return p
+
+    def run(self) -> CaseResult:
+        res = CaseResult(self.client, self.name, mismatch_case=self.case.replay_swap is not None)
+        t0 = time.monotonic()
+        rec, rep = self.out / "rec.jsonl", self.out / "rep.jsonl"
+        try:
+            fake = self.start_fake()
+            try:
+                res.record_rc, res.record_s = self.client_run(rec, "record")
+            finally:
+                fake.terminate()
+                fake.wait(10)
+            if res.record_rc is None:
+                raise RuntimeError(f"the client did not finish within {CLIENT_TIMEOUT:.0f} s when recorded")
+            serve = subprocess.Popen([*self.wirecap, "replay", "serve", str(rec), "--listen", BACKEND, "--max-wait", "2"],
+                                     stdout=subprocess.DEVNULL, stderr=open(self.out / "serve.stderr", "wb"),  # noqa: SIM115
+                                     start_new_session=True)
+            try:
+                _wait_listening(BACKEND, serve, "wirecap replay serve")
+                res.replay_rc, res.replay_s = self.client_run(
+                    rep, "replay", MISMATCH_TIMEOUT if res.mismatch_case else CLIENT_TIMEOUT)
+            finally:
+                serve.send_signal(signal.SIGTERM)
+                try:
+                    res.server_rc = serve.wait(15)
+                except subprocess.TimeoutExpired:
+                    _kill_group(serve)
+                    res.server_rc = None
+            lines = (self.out / "serve.stderr").read_text(errors="replace").splitlines()
+            res.server_mismatch = [ln for ln in lines if "match" in ln.lower()][:20]
+            if res.mismatch_case:
+                said = [ln.strip() for ln in (self.out / "replay.out").read_text(errors="replace").splitlines()
+                        if "wirecap replay" in ln]
+                res.client_said = said[0][:300] if said else ""
+                if res.replay_rc is None:
+                    raise RuntimeError(f"the client did not give up within {MISMATCH_TIMEOUT:.0f} s of the mismatch")
+            elif res.replay_rc is None:
+                raise RuntimeError(f"the client did not finish within {CLIENT_TIMEOUT:.0f} s on replay")
+            elif self.case.pty:
+                res.diff_stdout_rc, res.diff_stdout = compare_screens(rec, rep)
+                outs = [self.diff("--ch", ch) for ch in self.case.net]
+                res.diff_all_rc = max(rc for rc, _ in outs)
+                res.diff_all = "\n".join(text for _, text in outs)
+            else:
+                res.diff_stdout_rc, res.diff_stdout = self.diff("--ch", "proc")
+                res.diff_all_rc, res.diff_all = self.diff()
+        except Exception as e:  # the case failed to run: reported, never a traceback in the table
+            res.error = f"{type(e).__name__}: {e}"
+        res.total_s = time.monotonic() - t0
+        res.judge()
+        (self.out / "result.json").write_text(json.dumps(asdict(res), indent=1))
+        return res
+
+    def diff(self, *args: str) -> tuple[int, str]:
+        r = subprocess.run([*self.wirecap, "diff", "--no-color", *args, str(self.out / "rec.jsonl"),
+                            str(self.out / "rep.jsonl")], capture_output=True, timeout=120)
+        return r.returncode, (r.stdout + r.stderr).decode(errors="replace")
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--list"]:
+        for client, cases in MATRIX.items():
+            print(client, " ".join(cases))
+        return 0
+    if len(argv) != 3 or argv[0] not in MATRIX or argv[1] not in MATRIX[argv[0]]:
+        print("usage: realclient.py CLIENT CASE OUT   (--list shows the matrix)", file=sys.stderr)
+        return 2
+    lab = lab_dir()
+    if lab is None:
+        print("realclient: no lab (run `make lab`, or set WIRECAP_LAB)", file=sys.stderr)
+        return 2
+    if not os.environ.get("WIRECAP_IN_NETNS"):
+        # A private network namespace: only loopback exists, so nothing leaves the machine and the fixed
+        # ports of this case collide with no other run. And a PID namespace whose first process is this
+        # runner: when it dies (even by SIGKILL on the suite's timeout), every process of the case dies.
+        # Its own /proc too (--mount-proc): with the host's, Codex took its `echo hi` for a process still
+        # running (pids differ) and reported "Process running" after a 10 s wait instead of its output.
+        script = 'ip link set lo up && exec "$@"'
+        ns = ["-n", "-p", "-f", "--kill-child", "--mount-proc"]
+        os.execvp("unshare", ["unshare", *ns, "sh", "-c", script, "sh", "env", "WIRECAP_IN_NETNS=1",
+                              f"WIRECAP_LAB={lab}", sys.executable, os.path.abspath(__file__), *argv])
+    out = Path(argv[2]).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("WIRECAP_HOME", str(out / "wirecap-home"))  # wirecap's CA, outside the client's HOME
+    res = Runner(lab, argv[0], argv[1], out).run()
+    print(f"{res.client} {res.case}: {'ok' if res.ok else 'FAIL'} in {res.total_s:.1f} s", file=sys.stderr)
+    for w in res.why:
+        print("  " + w, file=sys.stderr)
+    return 0 if res.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
