@@ -56,6 +56,10 @@ GOLDEN = {
     # was killed after 60 s; the file stops after the prompt: no call, a turn that never ended
     "codex_rollout_killed_offline": ("codex-rollout", {"usage": None, "tools": {},
                                                        "findings": ["cx-turn-unfinished"]}),
+    # fake http_error (HTTP 400, retries 0): Codex 0.169 writes the failed turn as task_complete with an
+    # `error` object (no `error` line, no usage): one failed call, none answered
+    "codex_rollout_http_error": ("codex-rollout", {"usage": None, "tools": {}, "errors": 1, "llm_calls": 0,
+                                                   "failed_calls": 1, "findings": ["cx-error"]}),
 }
 
 
@@ -121,9 +125,10 @@ def test_stats_by_hand(caps, name) -> None:
     assert s["dialect"] == dialect
     assert s["tool_calls"] == want["tools"]
     assert s["errors"] == want.get("errors", 0)
+    assert s["failed_calls"] == want.get("failed_calls", 0)
     assert s["duration"] is not None and s["duration"] > 0  # timed by the lines' timestamps
     if want.get("usage", True) is None:
-        assert s["models_usage"] == {} and s["llm_calls"] is None
+        assert s["models_usage"] == {} and s["llm_calls"] == want.get("llm_calls")
         return
     assert list(s["models_usage"]) == [want["model"]]
     m = s["models_usage"][want["model"]]
@@ -178,6 +183,35 @@ def test_codex_rollout_items_and_per_call_usage_in_a_resumed_thread(caps) -> Non
     # the assistant text appears once (the event_msg mirror of the response item adds no second item)
     texts = [e.data["text"] for e in events if e.item == "message" and e.role == "assistant"]
     assert len(texts) == 2
+
+
+def test_codex_rollout_failed_turn_is_a_failed_call(caps) -> None:
+    # Codex 0.169 against fake http_error: the turn's end line is task_complete with an `error` object
+    events = _events(caps["codex_rollout_http_error"])
+    kinds = [e.kind for e in events if e.kind in ("turn.started", "error", "turn.ended")]
+    assert kinds == ["turn.started", "error", "turn.ended"]
+    (err,) = [e for e in events if e.kind == "error"]
+    assert err.data["failed_call"] is True and err.data["fatal"] is True
+    assert err.data["code"] == "other" and "simulated invalid_request_error" in err.data["message"]
+    (end,) = [e for e in events if e.kind == "turn.ended"]
+    assert end.data["stop_reason"] == "failed" and end.data["is_error"] is True
+    (start,) = [e for e in events if e.kind == "turn.started"]
+    assert start.data["prompt"] == "say hello"
+    findings = validate_capture(str(caps["codex_rollout_http_error"]))
+    assert [f.rule for f in findings] == ["cx-error"] and findings[0].severity == "error"
+
+
+def test_codex_rollout_error_line_then_failed_turn_is_one_finding(tmp_path) -> None:
+    # a rollout that has an `error` line before the failed task_complete (as `codex exec --json` prints
+    # `error` then `turn.failed`): one cx-error finding for the turn, the failed call counted once
+    lines = _lines("codex_rollout_http_error")
+    end = json.loads(lines[-1])
+    err_line = {"timestamp": end["timestamp"], "type": "event_msg",
+                "payload": {"type": "error", "message": end["payload"]["error"]["message"]}}
+    cap = _import_lines(tmp_path, [*lines[:-1], orjson.dumps(err_line), lines[-1]])
+    assert [f.rule for f in validate_capture(str(cap))] == ["cx-error"]
+    (s,) = [s for s in stats_capture(str(cap)) if s["dialect"]]
+    assert (s["failed_calls"], s["llm_calls"], s["errors"]) == (1, 0, 2)
 
 
 def _lines(name: str) -> list[bytes]:

@@ -18,9 +18,11 @@ from sample_captures import make_capture, sample_files
 
 from wirecap.analysis.inventory import build_inventory
 from wirecap.analysis.report.model import CaptureReport, summarize_records
+from wirecap.analysis.stats import stats_capture
 from wirecap.analysis.validate import validate_capture
 from wirecap.capture.reader import CaptureReader
 from wirecap.dialects import DIALECTS, SNIFF_ORDER, Decoding, decode_capture, detect_channel
+from wirecap.dialects.base import ARGV_WORDS, program_names
 from wirecap.replay.match import channel_dialect
 from wirecap.replay.script import build_scripts
 
@@ -234,3 +236,107 @@ def test_info_decode_report_and_replay_agree_on_every_capture_and_sample(tmp_pat
             assert len(set(got.values())) == 1, (path, ch, got)
             checked += 1
     assert checked > 60
+
+
+# --- argv through wrappers; opencode's error line ---------------------------------------------------------
+def _proc_and_msgs(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    with CaptureReader(path) as r:
+        recs = list(r)
+    proc = next(o for o in recs if o["type"] == "open" and o.get("kind") == "process")
+    return proc, [m for m in recs if m["type"] == "msg"]
+
+
+def test_opencode_run_under_env_i_and_its_error_line_are_opencode() -> None:
+    """Real: run_opencode.sh against fake_openai http_error through `wirecap tee`: argv is
+    `env -i HOME=… … OPENCODE_CONFIG_CONTENT={…} … /…/.bin/opencode run …`, stdout one `error` line
+    (opencode's envelope, no `part`). Each alone says opencode; decoded, it is one failed call and the
+    one true finding (no cbe-error-event, no drift)."""
+    path = _cap("tee_opencode_http_error")
+    proc, msgs = _proc_and_msgs(path)
+    assert proc["argv"][:2] == ["env", "-i"]
+    assert program_names(proc)[0] == "opencode"
+    assert detect_channel(proc, [])[0] == "opencode"  # argv alone (nothing printed yet)
+    name, why = detect_channel(None, msgs)  # stdout alone (an import)
+    assert (name, "error" in why) == ("opencode", True)
+    assert detect_channel(proc, msgs)[0] == "opencode"
+    assert _findings(path) == [("error", "opencode-error")]
+    events = list(decode_capture(path))
+    assert [e for e in events if e.kind == "unparsed"] == []
+    (s,) = [s for s in stats_capture(path) if s["dialect"]]
+    assert (s["dialect"], s["llm_calls"], s["failed_calls"], s["errors"]) == ("opencode", 0, 1, 1)
+
+
+def _line(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "msg", "ch": "stdout", "dir": "s2c", "json": obj}]
+
+
+def test_codebuff_events_does_not_claim_an_error_line_it_cannot_tell_apart() -> None:
+    # PrintModeError is {type, message}: Codex exec's error line has the same shape, opencode's has an
+    # `error` object; alone, such a line is nobody's (argv still decides)
+    for obj in ({"type": "error"}, {"type": "error", "message": "boom"}, {"type": "error", "error": {"name": "X"}},
+                {"type": "error", "sessionID": "ses_1", "error": "x"}):
+        assert detect_channel(None, _line(obj))[0] is None, obj
+        assert detect_channel({"kind": "process", "argv": ["codebuff", "--json"]}, _line(obj))[0] == "codebuff-events"
+        assert detect_channel({"kind": "process", "argv": ["timeout", "9", "codex", "exec"]}, _line(obj))[0] == "codex-exec"
+    assert detect_channel(None, _line({"type": "error", "message": "boom", "agentId": "a"}))[0] == "codebuff-events"
+    assert detect_channel(None, [*_line({"type": "error", "message": "boom"}),
+                                 *_line({"type": "start", "agentId": "a"})])[0] == "codebuff-events"
+    assert detect_channel(None, _line({"type": "error", "timestamp": 1, "sessionID": "s", "error": {}}))[0] == "opencode"
+
+
+@pytest.mark.parametrize(("argv", "want"), [
+    (["env", "-i", "HOME=/h", "TMPDIR=/t", "PATH=/usr/bin:/bin", "TERM=dumb", "A_B=1", "/lab/node_modules/.bin/opencode",
+      "run"], "opencode"),
+    (["env", "VAR=x", "claude", "-p", "hi"], "claude"),
+    (["/usr/bin/env", "-u", "X", "--chdir=/w", "-C", "/w", "--", "codex", "exec"], "codex"),
+    (["env", "-S", "codebuff --json"], "codebuff"),
+    (["timeout", "60", "codex", "exec", "--json"], "codex"),
+    (["timeout", "-s", "KILL", "-k", "5", "--preserve-status", "60s", "/x/bin/codex"], "codex"),
+    (["timeout", "90", "env", "-i", "HOME=/h", "OPENAI_API_KEY=sk-x", "/lab/node_modules/.bin/codex", "exec"], "codex"),
+    (["nice", "-n", "10", "codex"], "codex"),
+    (["nice", "-5", "opencode"], "opencode"),
+    (["stdbuf", "-oL", "-eL", "opencode", "run"], "opencode"),
+    (["stdbuf", "-o", "L", "claude"], "claude"),
+    (["npx", "-y", "opencode-ai@1.18.33", "run"], "opencode-ai"),
+    (["npx", "@anthropic-ai/claude-code@2.1.197", "-p", "hi"], "claude-code"),
+    (["npx", "--package", "@openai/codex@0.169.0", "codex", "exec"], "codex"),
+    (["bunx", "--bun", "opencode-ai@latest", "run"], "opencode-ai"),
+    (["pnpm", "dlx", "@openai/codex"], "codex"),
+    (["npm", "exec", "--", "codebuff"], "codebuff"),
+    (["node", "-r", "/lab/fake/cb115_env.cjs", "/lab/cb115/node_modules/codebuff/dist/index.js", "/w"], "codebuff"),
+    (["script", "-qefc", "node -r '/l/cb115_env.cjs' '/l/node_modules/codebuff/dist/index.js' '/w' 'hi'", "/dev/null"],
+     "codebuff"),
+    (["bash", "-lc", "exec env A=1 timeout 5 claude -p hi"], "claude"),
+    (["runuser", "-u", "dev", "--", "/lab/node_modules/.bin/claude", "-p"], "claude"),
+    (["strace", "-f", "-o", "/tmp/trace", "codex", "exec"], "codex"),
+    (["uv", "tool", "run", "--from", "x", "codex"], "codex"),
+    (["nohup", "setsid", "time", "-o", "/t", "claude"], "claude"),
+])
+def test_program_names_through_wrappers(argv: list[str], want: str) -> None:
+    assert want in program_names({"argv": argv})
+
+
+@pytest.mark.parametrize("argv", [["env"], ["env", "-i", "A=1"], ["node", "-e", "require('x')"], ["timeout", "5"],
+                                  ["bash", "-c", "'unterminated"], ["env", "-i", 3, "codex"], ["python3", "-c", "x"]])
+def test_program_names_without_a_program(argv: list[Any]) -> None:
+    assert program_names({"argv": argv}) == ()
+
+
+def test_program_names_reads_a_bounded_part_of_argv() -> None:
+    deep = ["env", *(f"V{i}=x" for i in range(ARGV_WORDS)), "claude"]
+    assert program_names({"argv": deep}) == ()  # the program is past what is read: not looked for
+    nested = ["sh", "-c", "sh -c 'sh -c \"sh -c claude\"'"]
+    assert program_names({"argv": nested}) == ()  # command lines are followed two deep, no more
+    assert "claude" in program_names({"argv": ["sh", "-c", "sh -c claude"]})
+
+
+_words = st.sampled_from(["env", "-i", "-u", "-S", "--", "A=1", "timeout", "60", "-k", "nice", "-n", "stdbuf", "-oL",
+                          "npx", "-y", "x@1", "@s/p@2", "bash", "-c", "-lc", "script", "node", "-r", "-e", "python3",
+                          "-m", "a.b", "uv", "tool", "run", "pnpm", "dlx", "claude", "'", '"', "sh -c codex", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_words | st.text(max_size=12) | _json, max_size=12) | _json)
+def test_program_names_never_raises(argv: Any) -> None:
+    got = program_names({"argv": argv})
+    assert isinstance(got, tuple) and all(isinstance(n, str) and n for n in got)

@@ -87,6 +87,8 @@ GOLDEN = {
                                          "cost": 0.09742999999999999, "llm_calls": 1, "tools": {}, "errors": 1}),
     "tee_claude_code_drop": ("claude-code", {"model": "claude-opus-4-8[1m]", "prompt": 19436, "completion": 10,
                                              "cost": 0.09742999999999999, "llm_calls": 1, "tools": {}, "errors": 1}),
+    # opencode under `env -i …` against fake http_error: stdout is only its APIError event (a failed call)
+    "tee_opencode_http_error": ("opencode", {"usage": None, "tools": {}, "errors": 1}),
 }
 
 

@@ -238,3 +238,26 @@ def test_cli_formats_outputs_and_errors(tmp_path: Path):
     notcap.write_text("hello\n")
     r = run_wirecap("report", str(notcap))
     assert r.returncode == 2 and re.search(r"x\.jsonl:1: not a wirecap capture", r.stderr.decode())
+
+
+@pytest.mark.parametrize("dialect", ["claude-code", "opencode", "anthropic-sse"])
+def test_report_dialect_names_the_forced_dialect_where_it_decodes(dialect: str):
+    """`report --dialect D` shows D in the channel table for exactly the units the decoders force
+    (every unit of D's transport; the others keep their detected dialect), as the sessions do.
+    Real capture: CodeBuddy 2.117.0 recorded with `wirecap record` (process + pipes + one HTTP exchange)."""
+    from wirecap.dialects import Decoding
+
+    cap = Path(__file__).resolve().parents[1] / "captures" / "codebuddy-2.117.0-hello.jsonl"
+    r = run_wirecap("report", "--json", "--dialect", dialect, str(cap))
+    assert r.returncode == 0, r.stderr.decode()
+    rep = json.loads(r.stdout)["captures"][0]
+    d = Decoding(dialect=dialect)
+    for rec in read_records(str(cap)):
+        d.feed(rec)
+    d.finish()
+    decoded = {ch: u.dialect for ch, u in d.chan_unit.items()}
+    shown = {c["ch"]: c["dialect"] for c in rep["channels"] if c["ch"] != "stderr"}  # (stderr: no dialect of its own)
+    assert shown == {ch: decoded[ch] for ch in shown}
+    assert dialect in shown.values() and len(set(shown.values())) == 2  # forced where its transport is, not elsewhere
+    assert all(c["dialect_reason"] == "--dialect" for c in rep["channels"] if c["dialect"] == dialect)
+    assert {s["ch"]: s["dialect"] for s in rep["sessions"]} == {ch: shown[ch] for ch in ("proc", "http-1")}

@@ -149,6 +149,16 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
     return None, "; ".join(why)
 
 
+def forced_for(forced: Dialect | None, main_open: dict[str, Any] | None) -> bool:
+    """Whether `--dialect` (`forced`) decides a unit whose main open record is `main_open`: every unit
+    of that dialect's transport, and a unit without a known kind. The one rule `Decoding` and
+    `Detection` (info, report) both apply, so a forced dialect is named where it is decoded."""
+    if forced is None:
+        return False
+    kind = main_open.get("kind") if isinstance(main_open, dict) else None
+    return kind is None or _TRANSPORT_OF_KIND.get(kind) == forced.transport
+
+
 def unit_key(rec: dict[str, Any], chan_unit: dict[str, Any]) -> str:
     """The unit a record belongs to: a pipe's open names its process; other channels are their own."""
     ch = rec["ch"]
@@ -186,10 +196,11 @@ class Detection:
     """Detection without decoding, for the summaries (`info`, `report`): feed every record in order,
     then `verdict(ch)` is the (dialect, reason) the decoders decide for that channel's unit. Units and
     samples are formed exactly as `Decoding` forms them (same unit keys, the first `DETECT_MSGS`
-    non-stderr messages, sampling stops at the unit's close), so the two cannot disagree. Memory: a
-    few records per unit."""
+    non-stderr messages, sampling stops at the unit's close), and `dialect` (`--dialect`) is forced by
+    the same rule (`forced_for`), so the two cannot disagree. Memory: a few records per unit."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, dialect: str | None = None) -> None:
+        self.forced = get_dialect(dialect) if dialect else None
         self.units: dict[str, _Sample] = {}
         self.chan_unit: dict[str, str] = {}
         self._verdicts: dict[str, tuple[str | None, str]] = {}
@@ -233,10 +244,13 @@ class Detection:
         got = self._verdicts.get(key)
         if got is None:
             sample = self.units.get(key)
-            if sample is None:
+            main = unit_open(sample.opens) if sample is not None else None
+            if self.forced is not None and forced_for(self.forced, main):
+                got = (self.forced.name, "--dialect")
+            elif sample is None:
                 got = (None, "no records")
             else:
-                got = detect_channel(unit_open(sample.opens), sample.msgs)
+                got = detect_channel(main, sample.msgs)
             self._verdicts[key] = got
         return got
 
@@ -325,9 +339,7 @@ class Decoding:
         return out
 
     def _try_detect(self, unit: Unit, final: bool) -> list[Event] | None:
-        main = unit.main_open
-        kind = main.get("kind") if main else None
-        if self.forced is not None and (kind is None or _TRANSPORT_OF_KIND.get(kind) == self.forced.transport):
+        if self.forced is not None and forced_for(self.forced, unit.main_open):
             return self._start(unit, self.forced.name, "--dialect")
         opened = unit_open(unit.opens)
         msgs = out_msgs([r for r in unit.pending if r.get("type") == "msg"])
@@ -466,6 +478,7 @@ __all__ = [
     "decode_capture",
     "decode_records",
     "detect_channel",
+    "forced_for",
     "unit_key",
     "unit_open",
     "dialect_names",

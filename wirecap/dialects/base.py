@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wirecap.events import (
@@ -80,43 +80,192 @@ class Dialect:
 # --- what sniffs read ----------------------------------------------------------------------------------
 DETECT_MSGS = 8  # first messages of a unit that detection looks at (decode, info, report, replay alike)
 
-_INTERPRETERS = frozenset(("node", "nodejs", "npx", "bun", "bunx", "deno", "python", "python3", "env", "pnpm",
-                           "yarn", "sh", "bash", "uv", "uvx"))
 _EXTS = (".js", ".cjs", ".mjs", ".exe", ".cmd", ".sh", ".py")
+ARGV_WORDS = 40  # how many argv words program_names reads (wrappers, their options and NAME=VALUE words included)
+_CMD_STRINGS = 2  # how many command strings (`sh -c "..."`, `env -S "..."`) it follows, one inside the other
 
 
-def _names_of(word: str) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True)
+class _Launcher:
+    """How a program that runs another one is called: what to skip to reach the program it runs.
+
+    `values`: options whose value is the next word (`-n 5`; `--opt=value` is one word anyway);
+    `positionals`: words before the command (timeout's duration); `assignments`: NAME=VALUE words
+    (env, sudo); `subs`: sub-command words before it (`bun run`, `uv tool run`, at most two);
+    `package`: the command is a package spec (`@scope/name@1.2.3`); `evals`: options after which
+    code, not a program, follows (`node -e`: no program name); `module`: the option naming a module
+    to run (`python -m`); `cmd_letter` / `cmd_longs`: options whose value is a command line
+    (`sh -c`, `script -qefc`, `env -S`)."""
+
+    values: frozenset[str] = frozenset()
+    positionals: int = 0
+    assignments: bool = False
+    subs: frozenset[str] = frozenset()
+    package: bool = False
+    evals: frozenset[str] = frozenset()
+    module: str | None = None
+    cmd_letter: str | None = None
+    cmd_longs: frozenset[str] = frozenset()
+
+
+def _fs(*words: str) -> frozenset[str]:
+    return frozenset(words)
+
+
+_SHELL = _Launcher(values=_fs("-o", "+o", "-O", "+O", "--rcfile", "--init-file"), cmd_letter="c")
+_NODE = _Launcher(values=_fs("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+                             "--title", "--input-type", "--env-file", "--inspect-port"),
+                  evals=_fs("-e", "--eval", "-p", "--print"))
+_PYTHON = _Launcher(values=_fs("-X", "-W", "-Q"), evals=_fs("-c"), module="-m")
+_NPX = _Launcher(values=_fs("-p", "--package", "--cache", "--userconfig", "-w", "--workspace", "--registry"),
+                 package=True, cmd_longs=_fs("-c", "--call"))
+_UV = _Launcher(values=_fs("--from", "--with", "-w", "-p", "--python", "--index", "--index-url", "--directory",
+                           "--project", "--env-file", "--extra"), subs=_fs("run", "tool"))
+# Programs that run another program, by the base name of the word that runs them (digits and dots at
+# its end ignored: python3.12 is python). `time` is the binary (/usr/bin/time), not the shell keyword.
+_LAUNCHERS: dict[str, _Launcher] = {
+    "env": _Launcher(values=_fs("-u", "--unset", "-C", "--chdir"), assignments=True,
+                     cmd_longs=_fs("-S", "--split-string")),
+    "timeout": _Launcher(values=_fs("-k", "--kill-after", "-s", "--signal"), positionals=1),
+    "nice": _Launcher(values=_fs("-n", "--adjustment")),
+    "stdbuf": _Launcher(values=_fs("-i", "-o", "-e", "--input", "--output", "--error")),
+    "nohup": _Launcher(),
+    "exec": _Launcher(values=_fs("-a")),  # (in a command line: `sh -c "exec claude ..."`)
+    "command": _Launcher(evals=_fs("-v", "-V")),
+    "setsid": _Launcher(),
+    "time": _Launcher(values=_fs("-o", "--output", "-f", "--format")),
+    "sudo": _Launcher(values=_fs("-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h",
+                                 "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user",
+                                 "-T", "--command-timeout"), assignments=True),
+    "runuser": _Launcher(values=_fs("-u", "--user", "-g", "--group", "-G", "--supp-group", "-w",
+                                    "--whitelist-environment")),
+    "strace": _Launcher(values=_fs("-o", "--output", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-P",
+                                   "-X", "-U")),
+    "unshare": _Launcher(values=_fs("-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd")),
+    "script": _Launcher(values=_fs("-T", "--log-timing", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io",
+                                   "-E", "--echo", "-m", "--logging-format"), cmd_letter="c", cmd_longs=_fs("--command")),
+    **dict.fromkeys(("sh", "bash", "dash", "zsh"), _SHELL),
+    **dict.fromkeys(("node", "nodejs"), _NODE),
+    "bun": _Launcher(values=_fs("-r", "--preload", "--cwd", "--config"), subs=_fs("run", "x", "exec"),
+                     evals=_fs("-e", "--eval", "-p", "--print")),
+    "deno": _Launcher(values=_fs("--config", "--import-map", "--lock", "-L", "--log-level", "--location", "--cert",
+                                 "--env-file"), subs=_fs("run", "x")),
+    "python": _PYTHON,
+    "npx": _NPX,
+    "pnpx": _NPX,
+    "bunx": _Launcher(values=_fs("-p", "--package"), package=True),
+    "pnpm": _Launcher(values=_fs("-C", "--dir", "--filter", "-F"), subs=_fs("dlx", "exec", "run"), package=True),
+    "yarn": _Launcher(values=_fs("--cwd"), subs=_fs("dlx", "exec", "run"), package=True),
+    "npm": _Launcher(values=_fs("-p", "--package", "-w", "--workspace", "--prefix"), subs=_fs("exec", "x"),
+                     package=True, cmd_longs=_fs("-c", "--call")),
+    "uv": _UV,
+    "uvx": replace(_UV, subs=frozenset()),
+}
+
+
+def _names_of(word: str, package: bool = False) -> tuple[str, ...]:
     parts = [p for p in word.replace("\\", "/").split("/") if p]
     if not parts:
         return ()
     base = parts[-1]
+    if package and "@" in base[1:]:  # a package spec: name@version (the scope, @scope, is a folder part)
+        base = base[: base.index("@", 1)]
     for ext in _EXTS:
         if base.endswith(ext):
             base = base[: -len(ext)]
     return (base, *reversed(parts[:-1]))
 
 
+def _is_assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+
+
+def _command_words(line: str) -> list[str] | None:
+    import shlex
+
+    try:
+        return shlex.split(line[:4096])[:ARGV_WORDS]
+    except ValueError:  # an unterminated quote (or a line cut at 4 KB): no program to tell
+        return None
+
+
+def _after(spec: _Launcher, words: list[str], k: int) -> tuple[int, list[str] | None, str | None]:
+    """Skip what a launcher takes before the program it runs, from words[k]: (index of the program
+    word, a command line's words to read instead, or the module a `-m` option names). (-1, None, None)
+    when no program follows (code to evaluate, a word that is not a string, the end of the words)."""
+    positionals, subs = spec.positionals, 0
+    while k < len(words):
+        w = words[k]
+        if not isinstance(w, str):
+            return -1, None, None
+        if w == "--":
+            return k + 1, None, None
+        if len(w) > 1 and (w[0] == "-" or (w[0] == "+" and spec is _SHELL)):
+            opt, eq, val = w.partition("=")
+            if opt in spec.evals:
+                return -1, None, None
+            if opt in spec.cmd_longs or (spec.cmd_letter and w[0] == "-" and w[1] != "-" and spec.cmd_letter in w[1:]):
+                if not eq:
+                    val = words[k + 1] if k + 1 < len(words) else None
+                return (-1, _command_words(val), None) if isinstance(val, str) else (-1, None, None)
+            if spec.module is not None and opt == spec.module:
+                val = val if eq else (words[k + 1] if k + 1 < len(words) else None)
+                return -1, None, val if isinstance(val, str) else None
+            k += 2 if (not eq and opt in spec.values) else 1
+            continue
+        if spec.assignments and _is_assignment(w):
+            k += 1
+        elif positionals:
+            positionals -= 1
+            k += 1
+        elif subs < 2 and w in spec.subs:
+            subs += 1
+            k += 1
+        else:
+            return k, None, None
+    return -1, None, None
+
+
 def program_names(open_record: Any) -> tuple[str, ...]:
     """The names the program of a process open record goes by, most specific first: the base name of
     argv[0] and its folders (`.../node_modules/@anthropic-ai/claude-code/cli.js` gives `cli`,
-    `claude-code`, ...); for an interpreter (`node`, `python3`, `npx`, ...) those of its script.
-    Empty when there is no argv or the words are not strings."""
+    `claude-code`, ...). Through what runs another program: interpreters (`node`, `python3 -m`,
+    `bun run`, `deno run`), package runners (`npx`, `bunx`, `pnpm dlx`, `npm exec`, `uvx`: the package
+    without its version), wrappers (`env` with its options and NAME=VALUE words, `timeout` and its
+    duration, `nice -n N`, `stdbuf -oL`, `nohup`, `setsid`, `time`, `sudo`, `runuser`, `strace`,
+    `unshare`, and `exec` / `command` in a command line) and command lines (`sh -c "..."`, `script -c "..."`, `env -S "..."`), each with the
+    options that take a value. Reads at most `ARGV_WORDS` words (and two nested command lines), so
+    its cost does not grow with argv. Empty when there is no argv, a word on the way is not a string,
+    or no program follows (`node -e CODE`)."""
     if not isinstance(open_record, dict):
         return ()
     argv = open_record.get("argv")
     if not isinstance(argv, list):
         return ()
-    for i, word in enumerate(argv[:4]):
+    words: list[Any] = argv[:ARGV_WORDS]
+    k, package, lines = 0, False, 0
+    while 0 <= k < len(words):
+        word = words[k]
         if not isinstance(word, str):
             return ()
-        if i > 0 and word.startswith("-"):
-            continue
-        names = _names_of(word)
+        names = _names_of(word, package)
         if not names:
+            k += 1
             continue
-        if names[0].rstrip("0123456789.") in _INTERPRETERS and i < 3:
+        spec = _LAUNCHERS.get(names[0].rstrip("0123456789."))
+        if spec is None:
+            return names
+        k, line, module = _after(spec, words, k + 1)
+        if module is not None:
+            return _names_of(module.replace(".", "/")) if module else ()
+        if line is not None:
+            lines += 1
+            if lines > _CMD_STRINGS:
+                return ()
+            words, k, package = line, 0, False
             continue
-        return names
+        package = spec.package
     return ()
 
 

@@ -148,13 +148,21 @@ _EVENT_TYPES = frozenset(("start", "text", "tool_call", "tool_result", "subagent
 def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
     """Codebuff print-mode events: the SDK's `{kind: event|chunk|result}` wrapper or a PrintModeEvent
     type among the first lines (asked after opencode, whose events share some type names), else
-    argv running `codebuff` with output that is not text (1.0.x's terminal UI is text)."""
+    argv running `codebuff` with output that is not text (1.0.x's terminal UI is text).
+
+    Not evidence: an object in opencode's envelope (`part`, `sessionID`), and an `error` event
+    without Codebuff's `agentId` — PrintModeError is `{type: "error", message}`, the same shape as
+    Codex exec's error line, and opencode's error line is `{type: "error", error: {...}}`: a stream
+    that is only such a line is not told apart from its content (argv still decides it)."""
     for obj in json_objects(msgs):
         kind = obj.get("kind")
         if kind in ("event", "chunk", "result") and "type" not in obj:
             return f"Codebuff SDK event wrapper kind {kind!r}"
-        if obj.get("type") in _EVENT_TYPES and "part" not in obj:
-            return f"Codebuff print-mode event {obj['type']!r}"
+        t = obj.get("type")
+        if t in _EVENT_TYPES and "part" not in obj and "sessionID" not in obj:
+            if t == "error" and not isinstance(obj.get("agentId"), str):
+                continue
+            return f"Codebuff print-mode event {t!r}"
     return by_argv(open_record, msgs, ("codebuff",), "Codebuff CLI")
 # --- drift (rule `drift`): the print-mode events this dialect knows (Codebuff SDK 0.3.13 and 0.10.7 text and
 # tool runs, CLI 1.0.115 chunks; the fields vary between versions, see the docstring).

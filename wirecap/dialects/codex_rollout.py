@@ -5,7 +5,8 @@ Codex appends one line per thread entry: `{"timestamp", "type", "payload"}` with
   `world_state`, `compacted`;
 - `response_item`: the model-facing history (messages by role, reasoning, function / custom / local
   shell calls and their outputs) — the one source of items here;
-- `event_msg`: lifecycle (`task_started` / `task_complete` / `turn_aborted`), `token_count`, `error`,
+- `event_msg`: lifecycle (`task_started` / `task_complete` / `turn_aborted`; a failed turn is a
+  `task_complete` with an `error` object), `token_count`, `error`,
   `stream_error`, and UI mirrors of the response items (`item_completed`, `agent_message`,
   `user_message`, `exec_command_end`, ...) that are not turned into items a second time;
 - `token_usage_record` (0.169+): the usage of one response, by `response_id`.
@@ -109,6 +110,7 @@ class CodexRolloutDecoder(StreamDecoder):
         self.turn: dict[str, Any] | None = None  # the open turn's task_started record
         self.turn_shown = False  # its turn.started is out (it waits for the prompt, see _open_turn)
         self.turn_user: Any = None  # the last user message of the open turn (the prompt, without a mirror)
+        self.turn_error = False  # the open turn had an `error` line (its cx-error finding is out)
         self.calls: dict[str, tuple[str, int | None, str | None]] = {}
         self.exit_codes: dict[str, Any] = {}  # call_id -> exit code (from the UI mirror lines)
         self.usage_records = False  # token_usage_record lines seen: token_count is then not counted
@@ -176,7 +178,7 @@ class CodexRolloutDecoder(StreamDecoder):
         """task_started: the turn opens; its turn.started waits for the prompt (the user_message /
         UserMessage mirror line), because Codex writes the turn's context messages in between."""
         out = self._end_turn(rec, "superseded", False) if self.turn is not None else []
-        self.turn, self.turn_shown, self.turn_user = rec, False, None
+        self.turn, self.turn_shown, self.turn_user, self.turn_error = rec, False, None, False
         return out
 
     def _open_turn(self, rec: dict[str, Any], prompt: str | None) -> list[Event]:
@@ -256,6 +258,9 @@ class CodexRolloutDecoder(StreamDecoder):
         if et in ("task_started", "turn_started"):
             return self._start_turn(rec, p)
         if et in ("task_complete", "turn_complete"):
+            err = p.get("error")
+            if isinstance(err, dict) or (isinstance(err, str) and err):
+                return self._failed_turn(rec, p, err)
             return self._end_turn(rec, "completed", False, result=p.get("last_agent_message"),
                                   duration_ms=p.get("duration_ms"))
         if et == "turn_aborted":
@@ -265,6 +270,7 @@ class CodexRolloutDecoder(StreamDecoder):
         if et == "token_count":
             return self._token_count(rec, p)
         if et == "error":
+            self.turn_error = True
             self.find(ERROR_SEV, "cx-error", f"error: {p.get('message')}"[:160], rec)
             return [self.ev(ERROR, rec, data={"message": p.get("message"), "code": p.get("codex_error_info"),
                                               "fatal": True})]
@@ -277,6 +283,21 @@ class CodexRolloutDecoder(StreamDecoder):
             msg = p.get("message")
             return [self.status(rec, msg if isinstance(msg, str) else et, subtype=et)]
         return [self.unparsed(rec, f"unknown event_msg type {et!r}")]
+
+    def _failed_turn(self, rec: dict[str, Any], p: dict[str, Any], err: Any) -> list[Event]:
+        """A turn that ended with an error (Codex 0.169 writes no `error` line to the rollout: the
+        failure is `task_complete.error` {message, codex_error_info}). The turn's LLM call failed: an
+        `error` event with `failed_call` (stats: a failed call, not an answer, as `codex exec --json`'s
+        `turn.failed`) and the finding `cx-error` — unless an `error` line of this turn said it already,
+        which then only gets the failed call."""
+        message = err.get("message") if isinstance(err, dict) else err
+        code = err.get("codex_error_info") if isinstance(err, dict) else None
+        if not self.turn_error:
+            self.find(ERROR_SEV, "cx-error", f"turn failed: {message}"[:160], rec)
+        out = self._open_turn(rec, None)
+        out.append(self.ev(ERROR, rec, data={"message": message, "code": code, "fatal": True, "failed_call": True}))
+        out.extend(self._end_turn(rec, "failed", True, duration_ms=p.get("duration_ms")))
+        return out
 
     def _mirror(self, rec: dict[str, Any], et: str, p: dict[str, Any]) -> list[Event]:
         """Keep what a UI mirror line adds to the response items: which user message is the prompt
@@ -327,7 +348,7 @@ class CodexRolloutDecoder(StreamDecoder):
 
 
 RULES = (
-    ("cx-error", ERROR_SEV, "an error event (the turn failed)"),
+    ("cx-error", ERROR_SEV, "an error event, or a turn that completed with an error (the turn failed)"),
     ("cx-stream-error", WARNING, "a stream error Codex retried"),
     ("cx-turn-aborted", WARNING, "a turn aborted (interrupted or replaced)"),
     ("cx-turn-unfinished", WARNING, "a turn started but the file ends before task_complete / turn_aborted"),

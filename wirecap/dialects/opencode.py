@@ -108,12 +108,23 @@ class OpencodeDecoder(StreamDecoder):
 _OPENCODE_TYPES = frozenset(("step_start", "step_finish", "text", "tool_use", "reasoning", "error"))
 
 
+def _envelope(obj: dict[str, Any]) -> bool:
+    """opencode's event envelope: every event carries its `sessionID` and a `timestamp` in ms."""
+    ts = obj.get("timestamp")
+    return isinstance(obj.get("sessionID"), str) and isinstance(ts, (int, float)) and not isinstance(ts, bool)
+
+
 def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
     """opencode: an event of its types that carries a `part` object (Codebuff's print-mode events
-    share type names such as `text` and `error` but have no part), else argv running opencode."""
+    share type names such as `text` and `error` but have no part), or its `error` event: no part but
+    an `error` object in opencode's envelope (`sessionID`, `timestamp`) — what a run whose LLM call
+    failed prints as its only line; else argv running opencode."""
     for obj in json_objects(msgs):
-        if obj.get("type") in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
-            return f"opencode event {obj['type']!r} with a part"
+        t = obj.get("type")
+        if t in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
+            return f"opencode event {t!r} with a part"
+        if t == "error" and isinstance(obj.get("error"), dict) and _envelope(obj):
+            return "opencode error event (an error object with sessionID and timestamp)"
     return by_argv(open_record, msgs, ("opencode", "opencode-ai"), "opencode")
 # --- drift (rule `drift`): the events and parts this dialect knows (opencode 1.18.33 text and tool runs).
 def _known() -> Any:

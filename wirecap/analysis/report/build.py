@@ -127,7 +127,7 @@ def build_capture_report(
     sessions: list[dict[str, Any]] | None = None
     with CaptureReader(path) as reader:
         report = CaptureReport(path=path, header=reader.header)
-        summarizer = RecordSummarizer(report)
+        summarizer = RecordSummarizer(report, dialect=dialect)
 
         records = iter(reader)
 

@@ -233,13 +233,14 @@ def _end_state(rec: dict[str, Any]) -> str:
 class RecordSummarizer:
     """Feeds on records one at a time (constant memory apart from one float per message)."""
 
-    def __init__(self, report: CaptureReport, *, long_gap: float = LONG_GAP) -> None:
+    def __init__(self, report: CaptureReport, *, long_gap: float = LONG_GAP, dialect: str | None = None) -> None:
         self.r = report
         self.long_gap = long_gap
         self._ch: dict[str, ChannelSummary] = {}
         self._first_c2s: dict[str, float] = {}
         self._last_t: dict[str, float] = {}
-        self._detection = Detection()  # the decoders' detection: the report names what decode does
+        # the decoders' detection (with the same forced `--dialect`): the report names what decode does
+        self._detection = Detection(dialect=dialect)
 
     def channel(self, ch: str) -> ChannelSummary:
         c = self._ch.get(ch)
