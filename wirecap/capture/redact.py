@@ -98,24 +98,26 @@ class Shape:
 
 
 SHAPES: tuple[Shape, ...] = (
-    Shape("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", digit=True),
-    Shape("openrouter-key", r"sk-or-[A-Za-z0-9_\-]{20,}", digit=True),
-    Shape("openai-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}", digit=True),
-    Shape("openai-key", r"sk-[A-Za-z0-9]{20,}", digit=True),
-    Shape("stripe-key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{20,}"),
-    Shape("codebuff-key", r"cb-pat-[A-Za-z0-9_\-]{20,}", digit=True),
-    Shape("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}"),
-    Shape("github-token", r"github_pat_[A-Za-z0-9_]{40,}"),
+    Shape("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}+", digit=True),
+    Shape("openrouter-key", r"sk-or-[A-Za-z0-9_\-]{20,}+", digit=True),
+    Shape("openai-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}+", digit=True),
+    Shape("openai-key", r"sk-[A-Za-z0-9]{20,}+", digit=True),
+    Shape("stripe-key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{20,}+"),
+    Shape("codebuff-key", r"cb-pat-[A-Za-z0-9_\-]{20,}+", digit=True),
+    Shape("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}+"),
+    Shape("github-token", r"github_pat_[A-Za-z0-9_]{40,}+"),
     Shape("aws-key", r"A[KS]IA[0-9A-Z]{16}"),
     Shape("google-key", r"AIza[0-9A-Za-z_\-]{35}"),
-    Shape("slack-token", r"xox[abposr]-[A-Za-z0-9\-]{10,}", digit=True),
-    Shape("posthog-key", r"phc_[A-Za-z0-9]{30,}"),
+    Shape("slack-token", r"xox[abprs]-[0-9]{4,}+-[A-Za-z0-9\-]{8,}+"),
+    Shape("posthog-key", r"phc_[A-Za-z0-9]{30,}+"),
 )
 # JWT: three dot-separated tokens, the first two base64url JSON objects (`eyJ`), the last the
-# signature (may be empty). Bearer: a token after `Bearer ` in free text, 16+ characters holding a
-# digit and a letter (prose such as "Bearer authentication" or "Bearer YOUR_TOKEN" is no secret).
-JWT_SEGMENT = re.compile(r"eyJ[A-Za-z0-9_\-]{10,}")
-BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/\-]{16,}=*")
+# signature (may be empty). Bearer: a token after `Bearer ` (the scheme as HTTP writes it; a secret
+# header is redacted whole whatever its case) in free text, 16+ characters starting with
+# a letter or digit and holding a digit and a letter, not holding both "/" and "." (prose such as
+# "Bearer authentication", "Bearer YOUR_TOKEN" or "Bearer ./src/a2.ts" is no secret).
+JWT_SEGMENT = re.compile(r"eyJ[A-Za-z0-9_\-]{10,}+")
+BEARER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~+/\-]{15,}+=*+")
 
 # The shape kinds as the header's policy lists them.
 PATTERN_KINDS = tuple(dict.fromkeys([s.kind for s in SHAPES] + ["jwt", "bearer"]))
@@ -123,6 +125,7 @@ PATTERN_KINDS = tuple(dict.fromkeys([s.kind for s in SHAPES] + ["jwt", "bearer"]
 PLACEHOLDER_RE = re.compile(r"«redacted:[a-z0-9\-]+:[0-9a-f]{8}»")
 MIN_LEARNED = 8  # shorter values are never learned (a 3-letter "secret" would match ordinary text)
 MAX_LEARNED = 64  # distinct secrets remembered per Redactor (each adds a search to the screen)
+MAX_LEARNED_LEN = 4096  # longer values are redacted where found, never searched for elsewhere
 
 
 def fingerprint(secret: str) -> str:
@@ -142,15 +145,15 @@ def _norm_key(key: str) -> str:
 # characters. The lookbehind rejects every position inside a run (its excluded set contains the run's
 # class), so no two attempts read the same run: the scan is linear in the input. A candidate is then
 # classified by one anchored `fullmatch` (a bounded class repetition, no nesting) of the token.
-_PREFIXES = r"sk-|cb-|gh[pousr]_|github_pat_|A[KS]IA|AIza|xox[abposr]-|phc_|[rs]k_(?:live|test)_|eyJ"
+_PREFIXES = r"sk-|cb-|gh[pousr]_|github_pat_|A[KS]IA|AIza|xox[abprs]-|phc_|[rs]k_(?:live|test)_|eyJ"
 _CAND_TEXT = re.compile(
-    r"(?<![\w\-])(?:(?P<tok>(?:" + _PREFIXES + r")[A-Za-z0-9_\-]*+)|(?P<bearer>[Bb]earer[ ]++))")
+    r"(?<![\w\-])(?:(?P<tok>(?:" + _PREFIXES + r")[A-Za-z0-9_\-]*+)|(?P<bearer>Bearer[ ]++))")
 # Binary payloads (searched in their latin-1 view): a length or tag byte may sit right before a
 # string, so a token may also start one ASCII character after a non-printable byte; only ASCII counts
 # as token characters there.
 _CAND_BIN = re.compile(
     r"(?:(?<![A-Za-z0-9_\-])|(?<=[^\x20-\x7e][A-Za-z0-9_\-]))"
-    r"(?:(?P<tok>(?:" + _PREFIXES + r")[A-Za-z0-9_\-]*+)|(?P<bearer>[Bb]earer[ ]++))")
+    r"(?:(?P<tok>(?:" + _PREFIXES + r")[A-Za-z0-9_\-]*+)|(?P<bearer>Bearer[ ]++))")
 _JWT_TAIL = re.compile(r"\.(eyJ[A-Za-z0-9_\-]*+)\.([A-Za-z0-9_\-]*+)")
 _BEARER_RUN = re.compile(r"[A-Za-z0-9._~+/\-]*+=*+")
 _SHAPE_RES = tuple((s, re.compile(s.regex)) for s in SHAPES)
@@ -163,7 +166,7 @@ _BY_FIRST: dict[str, tuple[tuple[Shape, re.Pattern[str]], ...]] = {
     c: tuple(sr for sr in _SHAPE_RES if c in _first_chars(sr[0].regex))
     for c in "".join(_first_chars(s.regex) for s in SHAPES)
 }
-_MIN_TOKEN = 15  # the shortest whole match of any shape (xoxb- and 10)
+_MIN_TOKEN = 18  # the shortest whole match of any shape (xoxb-, 4 digits, -, 8)
 _DIGIT = re.compile(r"[0-9]")
 _LETTER = re.compile(r"[A-Za-z]")
 _TOKEN_CHAR = re.compile(r"[\w\-]")
@@ -185,7 +188,7 @@ def _classify(token: str, binary: bool) -> tuple[str, int] | None:
 
 # Literals one of which every shape contains: strings holding none skip the scan (`in` is fast).
 _QUICK = ("sk-", "cb-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "AIza",
-          "xox", "phc_", "k_live_", "k_test_", "eyJ", "earer ")
+          "xox", "phc_", "k_live_", "k_test_", "eyJ", "Bearer ")
 
 
 def _scan(s: str, binary: bool = False) -> list[tuple[int, int, str]]:
@@ -210,6 +213,7 @@ def _scan(s: str, binary: bool = False) -> list[tuple[int, int, str]]:
             rend = r.end()  # type: ignore[union-attr]
             val = s[end:rend]
             if (BEARER_TOKEN.fullmatch(val) and _DIGIT.search(val) and _LETTER.search(val)
+                    and not ("/" in val and "." in val)  # a path (src/a2.ts), not a token
                     and (binary or rend >= n or not _TOKEN_CHAR.match(s, rend))):
                 sub = _scan(val, binary)  # a known shape inside keeps its own kind
                 kind = sub[0][2] if len(sub) == 1 and sub[0][:2] == (0, len(val)) else "bearer"
@@ -325,7 +329,8 @@ def _is_whole(s: str, a: int, b: int, binary: bool) -> bool:
     return not (b < len(s) and tok.match(s, b - 1) and tok.match(s, b))
 
 
-_PRINTABLE_TAIL = re.compile(r"[\x20-\x7e]{4,}$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*+")
+_HEADER_NAME = re.compile(r"[A-Za-z0-9\-]++")
 
 
 @dataclass
@@ -386,7 +391,7 @@ class Redactor:
     def learn(self, secret: Any, kind: str) -> None:
         """Remember `secret` (seen where a secret is): later whole-token occurrences of it and of its
         derived forms are replaced by `placeholder(kind, secret)`."""
-        if not self.enabled or not isinstance(secret, str) or len(secret) < MIN_LEARNED:
+        if not self.enabled or not isinstance(secret, str) or not MIN_LEARNED <= len(secret) <= MAX_LEARNED_LEN:
             return
         secret = secret.strip()
         if len(secret) < MIN_LEARNED or secret in self._seen or "«redacted:" in secret:
@@ -400,15 +405,15 @@ class Redactor:
             for f in _derived_forms(secret):
                 forms.setdefault(f, (kind, secret))
             ordered = tuple(sorted(((f, k, s) for f, (k, s) in forms.items()), key=lambda x: -len(x[0])))
-            tail = secret[-12:]
-            m = _PRINTABLE_TAIL.search(secret)
-            nonascii = not secret.isascii()
             needles = set(old.needles)
             tails = set(old.tails)
-            for t in {tail, m.group()[-12:] if m else tail, urllib.parse.quote(secret, safe="")[-12:]}:
+            nonascii = False
+            for form in (secret, urllib.parse.quote(secret, safe="")):
+                t = form[-12:]  # every derived form ends with the secret's tail
                 tails.add(t)
                 needles.add(t.encode("utf-8", "surrogatepass"))
-                needles.add(orjson.dumps(t)[1:-1] if t.isprintable() else t.encode("utf-8", "surrogatepass"))
+                needles.add(orjson.dumps(t)[1:-1] if t.isascii() else t.encode("utf-8", "surrogatepass"))
+                nonascii = nonascii or not t.isascii() or not t.isprintable()
             self._learned = _Learned(ordered, tuple(needles), tuple(tails), old.any_escape or nonascii)
 
     def learn_env(self, env: dict[str, str]) -> None:
@@ -576,14 +581,14 @@ class Redactor:
         return {k: out[k] if k in out else self.header_value(k, v) for k, v in headers.items()}
 
     # --- URLs and argv -----------------------------------------------------------------------------
-    _URL_PARTS = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@]*@)?([^?#]*)(\?[^#]*)?(#.*)?$", re.S)
+    _URL_PARTS = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*+://)([^/?#@]*+@)?([^?#]*+)(\?[^#]*+)?(#.*+)?", re.S)
 
     def url(self, u: str) -> str:
         """A URL: the password of its userinfo, and query/fragment parameters with secret names,
         replaced whole; secret shapes anywhere."""
         if not self.enabled:
             return u
-        m = self._URL_PARTS.match(u)
+        m = self._URL_PARTS.fullmatch(u)
         if m is None:
             return self.text(u)
         scheme, userinfo, rest, query, frag = m.groups()
@@ -632,12 +637,12 @@ class Redactor:
                     continue
             elif "=" in a:
                 name, _, val = a.partition("=")
-                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", name) and self.is_secret_name(name):
+                if _ENV_NAME.fullmatch(name) and self.is_secret_name(name):
                     out.append(name + "=" + self._wholesale(_norm_key(name), val))
                     continue
             elif ":" in a:
                 name, _, val = a.partition(":")
-                if re.fullmatch(r"[A-Za-z0-9\-]+", name) and self.is_secret_header(name):
+                if _HEADER_NAME.fullmatch(name) and self.is_secret_header(name):
                     v = val.lstrip(" ")
                     out.append(name + ":" + val[: len(val) - len(v)] + self.header_value(name, v))
                     continue
@@ -766,11 +771,11 @@ def needs_redaction(redactor: Redactor, record: dict[str, Any], serialized: byte
 _SHAPE_SEARCHES = tuple(
     re.compile(rx).search
     for rx in (
-        rb"-(?:(?<=sk-)(?:ant-|or-|proj-|svcacct-|admin-|None-|[A-Za-z0-9]{20})|(?<=cb-)pat-|(?<=xox[abposr]-))",
+        rb"-(?:(?<=sk-)(?:ant-|or-|proj-|svcacct-|admin-|None-|[A-Za-z0-9]{20})|(?<=cb-)pat-|(?<=xox[abprs]-))",
         rb"_(?<=[pousrcbekt]_)(?:(?<=gh[pousr]_)|(?<=phc_)|(?<=github_)|(?<=live_)|(?<=test_))",
         rb"A(?:KIA|SIA|Iza)",
         rb"J(?<=eyJ)",
-        rb"earer ",
+        rb"Bearer ",
         rb"\\\\u00[2-7]",  # an escape spelling ASCII inside a string: only its unescaped view can tell
     )
 )
