@@ -537,3 +537,65 @@ def test_adversarial_megabyte_is_scanned_and_matches_the_reference(unit: str) ->
     red.text(s)
     red.raw_json(s)
     red.b64(base64.b64encode(s.encode()).decode())
+
+
+# --- a real client: Claude Code through `wirecap record` ------------------------------------------
+def _lab() -> Path | None:
+    for cand in (os.environ.get("WIRECAP_LAB"), str(Path(__file__).resolve().parent.parent / ".lab")):
+        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
+            return Path(cand)
+    return None
+
+
+@pytest.mark.realclient
+@pytest.mark.skipif(_lab() is None, reason="lab not installed (no node_modules/.bin/claude)")
+@pytest.mark.usefixtures("record_home")
+def test_claude_code_prompt_is_stored_unaltered_and_its_key_redacted(tmp_path: Path) -> None:
+    import subprocess
+
+    lab = _lab()
+    assert lab is not None
+    root = Path(__file__).resolve().parent.parent
+    fake = root / "tests" / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
+    pf = tmp_path / "fake.port"
+    fake_proc = subprocess.Popen([sys.executable, str(fake), "--mode", "text", "--log", str(tmp_path / "fake.jsonl"),
+                                  "--portfile", str(pf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prompt = "run the disk-usage-report script on src/task-queue-worker.ts"
+    key = "sk-ant-fake-0000000000000000"
+    try:
+        deadline = time.monotonic() + 20
+        while not (pf.exists() and pf.read_text().strip()):
+            assert time.monotonic() < deadline and fake_proc.poll() is None, "fake server did not start"
+            time.sleep(0.1)
+        port = int(pf.read_text())
+        (tmp_path / "home").mkdir()
+        (tmp_path / "work").mkdir()
+        env = {"HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path), "ANTHROPIC_API_KEY": key,
+               "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+               "TERM": "dumb"}
+        cap = tmp_path / "claude.jsonl"
+        res = run_wirecap("record", "-o", str(cap), "--reverse", f"http://127.0.0.1:{port}", "--base-url-env",
+                          "ANTHROPIC_BASE_URL", "--", str(lab / "node_modules" / ".bin" / "claude"), "-p", prompt,
+                          "--output-format", "stream-json", "--verbose", timeout=180, cwd=str(tmp_path / "work"),
+                          env=env)
+    finally:
+        fake_proc.terminate()
+        fake_proc.wait(10)
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    data = cap.read_bytes()
+    assert key.encode() not in data and b"fake-0000000000000000" not in data
+    _, recs, _ = read_capture(cap)
+    opens = [r for r in recs if r["type"] == "open"]
+    proc = next(r for r in opens if r["kind"] == "process")
+    assert prompt in proc["argv"]  # argv as typed
+    http_opens = [r for r in opens if r["kind"] == "http" and "x-api-key" in r.get("headers", {})]
+    assert http_opens and all(r["headers"]["x-api-key"].startswith("«redacted:") for r in http_opens)
+    # the prompt in the request body and on stdout, byte for byte
+    bodies = [payload_bytes(r) for r in recs if r["type"] == "msg" and r.get("dir") == "c2s"
+              and r["ch"].startswith("http")]
+    assert any(prompt.encode() in b for b in bodies)
+    assert not any("redacted" in (r.get("flags") or []) and prompt.encode() in payload_bytes(r)
+                   and b"task-queue-worker" not in payload_bytes(r) for r in recs if r["type"] == "msg")
+    assert data.count(b"run the disk-usage-report script on src/task-queue-worker.ts") >= 2
+    _report(f"Claude Code via wirecap record: prompt stored unaltered ({data.count(prompt.encode())} places), "
+            f"x-api-key redacted in {len(http_opens)} requests, key bytes in capture: 0")

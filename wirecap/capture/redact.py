@@ -104,7 +104,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("openai-key", r"sk-[A-Za-z0-9]{20,}+", digit=True),
     Shape("stripe-key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{20,}+"),
     Shape("codebuff-key", r"cb-pat-[A-Za-z0-9_\-]{20,}+", digit=True),
-    Shape("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}+"),
+    Shape("github-token", r"gh[pousr]_[A-Za-z0-9]{20,}+"),
     Shape("github-token", r"github_pat_[A-Za-z0-9_]{40,}+"),
     Shape("aws-key", r"A[KS]IA[0-9A-Z]{16}"),
     Shape("google-key", r"AIza[0-9A-Za-z_\-]{35}"),
