@@ -29,6 +29,7 @@ import hashlib
 import re
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -318,6 +319,14 @@ def _derived_forms(secret: str) -> list[str]:
     return forms
 
 
+def _never(serialized: bytes) -> bool:
+    return False
+
+
+def _always(serialized: bytes) -> bool:
+    return True
+
+
 _ASCII_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
 
 
@@ -355,6 +364,13 @@ class Redactor:
             self._extra.append(re.compile(rx))  # a bad pattern fails here, with re's message
         self._learned = _Learned()
         self._learn_lock = threading.Lock()
+        # `screen(serialized) -> bool`: True when redacting the serialized record (or raw bytes) could
+        # change it; may say so too often, never "no" when a secret is there. On the hot path of every
+        # recorder, so it is the cheapest function that is right for the policy so far: never (disabled),
+        # always (user rules: any regex), the module's `may_hold_secret`, and once a secret was learned,
+        # that and a search for the learned tails.
+        self.screen: Callable[[bytes], bool] = (
+            _never if not self.enabled else _always if self._extra or self.extra_keys else may_hold_secret)
         self._seen: set[str] = set()
 
     def policy(self) -> dict[str, Any]:
@@ -415,6 +431,8 @@ class Redactor:
                 needles.add(orjson.dumps(t)[1:-1] if t.isascii() else t.encode("utf-8", "surrogatepass"))
                 nonascii = nonascii or not t.isascii() or not t.isprintable()
             self._learned = _Learned(ordered, tuple(needles), tuple(tails), old.any_escape or nonascii)
+            if self.screen is may_hold_secret:
+                self.screen = self._screen_learned
 
     def learn_env(self, env: dict[str, str]) -> None:
         """Learn the values of secret-named environment variables (a child's API key, before it prints it)."""
@@ -423,23 +441,15 @@ class Redactor:
                 self.learn(value, _norm_key(name))
 
     # --- screening --------------------------------------------------------------------------------
-    def screen(self, serialized: bytes) -> bool:
-        """True when redacting the serialized record `serialized` could change it (may say so too
-        often, never "no" when a secret is there)."""
-        if not self.enabled:
-            return False
-        if self._extra or self.extra_keys:
-            return True
+    def _screen_learned(self, serialized: bytes) -> bool:
+        """`screen` once a secret was learned: the shapes and keys, then the learned secrets' tails."""
         if may_hold_secret(serialized):
             return True
         learned = self._learned
-        if learned.needles:
-            if learned.any_escape and b"\\u" in serialized:
+        for needle in learned.needles:  # noqa: SIM110 - any(<genexpr>) costs more
+            if serialized.find(needle) >= 0:  # (faster than `in`, which takes any buffer)
                 return True
-            for needle in learned.needles:
-                if needle in serialized:
-                    return True
-        return False
+        return learned.any_escape and b"\\u" in serialized
 
     # --- strings ----------------------------------------------------------------------------------
     def _spans(self, s: str, binary: bool = False, levels: int = _MAX_VIEWS) -> list[tuple[int, int, str, str]]:
@@ -772,15 +782,13 @@ _SHAPE_SEARCHES = tuple(
     re.compile(rx).search
     for rx in (
         rb"-(?:(?<=sk-)(?:ant-|or-|proj-|svcacct-|admin-|None-|[A-Za-z0-9]{20})|(?<=cb-)pat-|(?<=xox[abprs]-))",
-        rb"_(?<=[pousrcbekt]_)(?:(?<=gh[pousr]_)|(?<=phc_)|(?<=github_)|(?<=live_)|(?<=test_))",
+        rb"_(?<=[pousrcbk]_)(?:(?<=gh[pousr]_)|(?<=phc_)|(?<=github_)|(?<=[rs]k_)(?:live|test)_)",
         rb"A(?:KIA|SIA|Iza)",
         rb"J(?<=eyJ)",
         rb"Bearer ",
         rb"\\\\u00[2-7]",  # an escape spelling ASCII inside a string: only its unescaped view can tell
     )
 )
-
-
 def _key_words() -> list[str]:
     """The words a secret key (normalized) ends with: every secret key and suffix, minus the redundant."""
     words = {_norm_key(w) for w in (*SECRET_KEYS, *SECRET_KEY_SUFFIXES)}
