@@ -599,3 +599,56 @@ def test_claude_code_prompt_is_stored_unaltered_and_its_key_redacted(tmp_path: P
     assert data.count(b"run the disk-usage-report script on src/task-queue-worker.ts") >= 2
     _report(f"Claude Code via wirecap record: prompt stored unaltered ({data.count(prompt.encode())} places), "
             f"x-api-key redacted in {len(http_opens)} requests, key bytes in capture: 0")
+
+
+@pytest.mark.usefixtures("record_home")
+def test_record_websocket_frames_text_and_binary(tmp_path: Path) -> None:
+    """Non-secrets in text and binary frames pass unaltered; secrets in binary frames (between control
+    bytes, behind a length byte) and in a prompt frame's `authToken` are redacted; a 150 KB frame of `eyJ`
+    (which once stalled the proxy's event loop for 25 s) goes through like any other."""
+    import asyncio
+
+    import websockets
+
+    items = _chunks(50)
+    text_frames = [json.dumps({"type": "action", "data": {"items": c}}, separators=(",", ":")) for c in items[:25]]
+    bin_frames = [b"\x00\x01" + "\x1f".join(c).encode() + b"\xff" for c in items[25:]]
+    token = next(s for k, s in SECRETS if k == "codebuff-key")
+    sec_frames = [b"\x82\xd9" + bytes([len(s) % 256]) + s.encode() + b"\xa4next\x00" for _, s in SECRETS]
+    prompt = json.dumps({"type": "action", "data": {"type": "prompt", "authToken": "plain-token-no-shape-1",
+                                                    "prompt": f"use {token} on src/task-queue-worker.ts"}})
+    adversarial = "eyJ" * 50_000
+
+    async def echo(ws):
+        async for m in ws:
+            await ws.send(m)
+
+    async def main():
+        server = await websockets.serve(echo, "127.0.0.1", 0, max_size=1 << 24)
+        port = server.sockets[0].getsockname()[1]
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{port}") as rec:
+            async with websockets.connect(f"ws://127.0.0.1:{rec.port}/ws", max_size=1 << 24) as c:
+                for f in [*text_frames, *bin_frames, *sec_frames, prompt, adversarial]:
+                    await c.send(f)
+                    assert await asyncio.wait_for(c.recv(), 60) == f
+            await asyncio.sleep(0.2)
+            assert rec.stop() == 0, rec.stderr()
+        server.close()
+        return rec
+
+    rec = asyncio.run(main())
+    _, recs, _ = read_capture(rec.cap)
+    msgs = [r for r in recs if r["type"] == "msg"]
+    sent = [*text_frames, *bin_frames, *sec_frames, prompt, adversarial]
+    got = [payload_bytes(m) for m in msgs]
+    assert len(got) == 2 * len(sent)
+    clean = [x for f in [*text_frames, *bin_frames] for x in (f, f)]
+    assert [g for g in got[:len(clean)]] == [f.encode() if isinstance(f, str) else f for f in clean]
+    assert got[-2:] == [adversarial.encode()] * 2
+    data = rec.cap.read_bytes()
+    missed = sorted({k for k, s in SECRETS if _leaks(data, s)})
+    assert missed == [] and b"plain-token-no-shape-1" not in data
+    assert b"src/task-queue-worker.ts" in data
+    _report(f"wirecap record --reverse, WebSocket: {sum(len(c) for c in items)} non-secrets in 25 text and 25 binary "
+            f"frames unaltered; {len(SECRETS)} secrets in binary frames + authToken/shape in a prompt frame: "
+            f"missed {missed or 'none'}; 150 KB of eyJ passed")
