@@ -652,3 +652,36 @@ def test_record_websocket_frames_text_and_binary(tmp_path: Path) -> None:
     _report(f"wirecap record --reverse, WebSocket: {sum(len(c) for c in items)} non-secrets in 25 text and 25 binary "
             f"frames unaltered; {len(SECRETS)} secrets in binary frames + authToken/shape in a prompt frame: "
             f"missed {missed or 'none'}; 150 KB of eyJ passed")
+
+
+# --- the pre-screens stay supersets under the new rules ------------------------------------------------
+screen_pieces = st.one_of(
+    st.sampled_from([s for _, s in SECRETS[::8]]),
+    st.sampled_from([json_escape_ascii(s) for _, s in SECRETS[::8]]),
+    st.sampled_from(["\\n", "\\t", "\\\\", "\\u0020", "\\u002d", "\\u00e9", " ", "-", "_", "é", "Bearer ",
+                     "learned-secret-value-1", "lab-key-0000", "sk-", "eyJ", "task-queue"]),
+    st.sampled_from(STRINGS[:3000]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(screen_pieces, max_size=8).map("".join), st.sampled_from(["json", "raw", "text"]),
+       st.booleans())
+def test_the_screens_flag_every_payload_redaction_would_change(s: str, form: str, learned: bool) -> None:
+    from wirecap.capture.payload import encode_payload
+
+    red = R.Redactor()
+    if learned:
+        red.learn_env({"OPENAI_API_KEY": "learned-secret-value-1", "X_TOKEN": "lab-key-0000"})
+    if form == "json":
+        data = json.dumps({"a": s}, separators=(",", ":")).encode()
+    elif form == "raw":
+        data = ('{"a" : "' + s.replace('"', "") + '"}').encode()
+    else:
+        data = s.replace("\n", " ").encode()
+    record = {"seq": 1, "t": 0.0, "type": "msg", "ch": "stdout", "dir": "s2c", **encode_payload(data)}
+    line = orjson.dumps(record)
+    changed = R.redact_record(red, record) != record
+    if changed:
+        assert red.screen(line), line
+        assert not R.chunk_is_clean(red, data + b"\n"), data
