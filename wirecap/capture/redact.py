@@ -83,7 +83,8 @@ SECRET_KEY_SUFFIXES = ("apikey", "accesstoken", "authtoken", "refreshtoken", "pa
 # (x-amz-security-token, GITHUB_TOKEN, --auth-secret); JSON keys and query parameters are not
 # (`next_page_token`, `?pageToken=` are pagination, not secrets).
 _NAME_SUFFIXES = (*SECRET_KEY_SUFFIXES, "token", "secret", "passwd", "accesskey", "credentials")
-# Query parameters that carry secrets by convention (`?key=AIza…`, `?access_token=`, presigned URLs).
+# Query parameters that carry secrets by convention (`?key=AIza…`, `?access_token=`, presigned URLs); with
+# these weak names only a random-looking value (`looks_random`) counts: `?key=user-settings` is no secret.
 _QUERY_NAMES = frozenset({"key", "token", "accesstoken", "auth", "signature", "sig", "xamzsignature",
                           "xamzsecuritytoken", "xgoogsignature"})
 
@@ -327,6 +328,21 @@ def _always(serialized: bytes) -> bool:
     return True
 
 
+_NO_SPACE = re.compile(r"\S++")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+
+
+def looks_random(value: str) -> bool:
+    """A value fit to be learned as a secret (or to be a secret by a weak name such as `?key=`): 8 to 4096
+    characters, no whitespace, holding a digit or both cases. "YOUR_API_KEY", "changeme" or a sentence
+    are not learned (they are still replaced where a name says they are secrets)."""
+    return (MIN_LEARNED <= len(value) <= MAX_LEARNED_LEN and _NO_SPACE.fullmatch(value) is not None
+            and "«redacted:" not in value
+            and (_DIGIT.search(value) is not None or (_UPPER.search(value) is not None
+                                                       and _LOWER.search(value) is not None)))
+
+
 _ASCII_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
 
 
@@ -407,10 +423,7 @@ class Redactor:
     def learn(self, secret: Any, kind: str) -> None:
         """Remember `secret` (seen where a secret is): later whole-token occurrences of it and of its
         derived forms are replaced by `placeholder(kind, secret)`."""
-        if not self.enabled or not isinstance(secret, str) or not MIN_LEARNED <= len(secret) <= MAX_LEARNED_LEN:
-            return
-        secret = secret.strip()
-        if len(secret) < MIN_LEARNED or secret in self._seen or "«redacted:" in secret:
+        if not self.enabled or not isinstance(secret, str) or secret in self._seen or not looks_random(secret):
             return
         with self._learn_lock:
             if secret in self._seen or len(self._seen) >= MAX_LEARNED:
@@ -615,9 +628,10 @@ class Redactor:
             for p in part[1:].split("&"):
                 name, eq, val = p.partition("=")
                 uname = urllib.parse.unquote(name)
-                if eq and val and (self.is_secret_key(uname) or _norm_key(uname) in _QUERY_NAMES):
-                    self.learn(urllib.parse.unquote(val), _norm_key(uname))
-                    params.append(name + "=" + self._wholesale(_norm_key(uname), urllib.parse.unquote(val)))
+                uval = urllib.parse.unquote(val)
+                if eq and val and (self.is_secret_key(uname) or (_norm_key(uname) in _QUERY_NAMES
+                                                                 and looks_random(uval))):
+                    params.append(name + "=" + self._wholesale(_norm_key(uname), uval))
                 else:
                     params.append(self.text(p))
             out.append(mark + "&".join(params))
@@ -638,7 +652,7 @@ class Redactor:
             if a.startswith("-") and len(a) > 2:
                 name, eq, val = a.partition("=")
                 flag = name.lstrip("-")
-                if flag and self.is_secret_name(flag):
+                if flag and self.is_secret_name(flag) and not _norm_key(flag).startswith("no"):
                     if eq:
                         out.append(name + "=" + self._wholesale(_norm_key(flag), val))
                     else:
