@@ -159,11 +159,13 @@ _CAND_BIN = re.compile(
 _JWT_TAIL = re.compile(r"\.(eyJ[A-Za-z0-9_\-]*+)\.([A-Za-z0-9_\-]*+)")
 _BEARER_RUN = re.compile(r"[A-Za-z0-9._~+/\-]*+=*+")
 _SHAPE_RES = tuple((s, re.compile(s.regex)) for s in SHAPES)
-# Shapes by the first character of their token, tried in `SHAPES` order (a candidate tries 1 to 5).
+
+
 def _first_chars(regex: str) -> str:
     return regex[1:regex.index("]")] if regex.startswith("[") else regex[0]
 
 
+# Shapes by the first character of their token, tried in `SHAPES` order (a candidate tries 0 to 5).
 _BY_FIRST: dict[str, tuple[tuple[Shape, re.Pattern[str]], ...]] = {
     c: tuple(sr for sr in _SHAPE_RES if c in _first_chars(sr[0].regex))
     for c in "".join(_first_chars(s.regex) for s in SHAPES)
@@ -181,14 +183,15 @@ def _classify(token: str, binary: bool) -> tuple[str, int] | None:
     an ASCII letter)."""
     if len(token) < _MIN_TOKEN:
         return None
-    for shape, rx in _BY_FIRST.get(token[0], _SHAPE_RES):
+    for shape, rx in _BY_FIRST.get(token[0], ()):  # (an `eyJ` token that is no JWT: none)
         m = rx.match(token) if binary else rx.fullmatch(token)
         if m is not None and (not shape.digit or _DIGIT.search(m.group()) is not None):
             return shape.kind, m.end()
     return None
 
 
-# Literals one of which every shape contains: strings holding none skip the scan (`in` is fast).
+# Literals one of which every shape contains: strings holding none skip the scan (`str.__contains__`
+# is a fast C search).
 _QUICK = ("sk-", "cb-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "AIza",
           "xox", "phc_", "k_live_", "k_test_", "eyJ", "Bearer ")
 
@@ -347,8 +350,14 @@ _ASCII_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-]")
 
 
 def _is_whole(s: str, a: int, b: int, binary: bool) -> bool:
-    """`s[a:b]` is not glued to token characters on a side where it starts/ends with one."""
-    tok = _ASCII_TOKEN_CHAR if binary else _TOKEN_CHAR
+    """`s[a:b]` is not glued to token characters on a side where it starts/ends with one. Binary (as for
+    the shapes): one ASCII character after a non-printable byte may be a length or tag byte, and what
+    follows is not asked."""
+    if binary:
+        tok = _ASCII_TOKEN_CHAR
+        return (a == 0 or not tok.match(s, a) or not tok.match(s, a - 1) or a == 1
+                or not "\x20" <= s[a - 2] <= "\x7e")
+    tok = _TOKEN_CHAR
     if a > 0 and tok.match(s, a) and tok.match(s, a - 1):
         return False
     return not (b < len(s) and tok.match(s, b - 1) and tok.match(s, b))
@@ -493,7 +502,9 @@ class Redactor:
                         if _is_whole(text, i, j, binary):
                             ra, rb = view.span(i, j) if view is not None else (i, j)
                             found.append((ra, rb, kind, secret))
-                        i = text.find(lit, j)
+                            i = text.find(lit, j)
+                        else:
+                            i = text.find(lit, i + 1)
             for rx in self._extra:
                 for m in rx.finditer(text):
                     if m.end() > m.start():
