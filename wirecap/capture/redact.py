@@ -426,7 +426,8 @@ class Redactor:
         return k in self._keys or k.endswith(_NAME_SUFFIXES)
 
     def is_secret_header(self, name: str) -> bool:
-        return name.lower() in self._headers or self.is_secret_name(name)
+        """A listed header, or one named like a secret (`x-amz-security-token`, `x-custom-auth`)."""
+        return name.lower() in self._headers or self.is_secret_name(name) or _norm_key(name).endswith("auth")
 
     # --- learning -------------------------------------------------------------------------------
     def learn(self, secret: Any, kind: str) -> None:
