@@ -43,10 +43,10 @@ STRINGS = [s for _, s in CORPUS]
 SECRETS = secrets()
 
 
-def _report(line: str) -> None:
-    """Rates go to the terminal even under -q (pytest shows captured output only on failure)."""
-    sys.__stdout__.write(f"\n[redaction] {line}\n")
-    sys.__stdout__.flush()
+def _report(capsys: pytest.CaptureFixture[str], line: str) -> None:
+    """Rates go to the terminal even when pytest captures output (it would show them only on failure)."""
+    with capsys.disabled():
+        print(f"\n[redaction] {line}")
 
 
 def _derived(secret: str) -> list[str]:
@@ -61,7 +61,7 @@ def _leaks(data: bytes, secret: str) -> bool:
 
 
 # --- in process: every redactor entry point -------------------------------------------------------
-def test_in_process_rates_no_false_positive_and_full_recall() -> None:
+def test_in_process_rates_no_false_positive_and_full_recall(capsys: pytest.CaptureFixture[str]) -> None:
     red = R.Redactor()
     altered = 0
     for s in STRINGS:
@@ -94,8 +94,8 @@ def test_in_process_rates_no_false_positive_and_full_recall() -> None:
         found += secret.encode() not in base64.b64decode(r.b64(base64.b64encode(b"\x00\x01" + secret.encode() + b"\xff").decode()))
         frame = b"\x82\xd9" + bytes([len(secret) % 256]) + secret.encode() + b"\xa4next"  # msgpack-like str8
         found += secret.encode() not in base64.b64decode(r.b64(base64.b64encode(frame).decode()))
-    _report(f"in-process: {N_CORPUS} non-secrets x 4 entry points + raw/b64/url: {altered} bytes altered; "
-            f"{len(SECRETS)} secrets ({len({k for k, _ in SECRETS})} shapes) x {placed // len(SECRETS)} positions: "
+    _report(capsys, f"in-process: {N_CORPUS} non-secrets x 4 entry points + raw/b64/url: {altered} bytes altered; "
+            f"{len(SECRETS)} secrets ({len({k for k, _ in SECRETS})} forms) x {placed // len(SECRETS)} positions: "
             f"{found}/{placed} redacted = {100 * found / placed:.1f} %")
     assert found == placed
 
@@ -141,7 +141,7 @@ def _chunks(n: int) -> list[list[str]]:
     return [STRINGS[i * size:(i + 1) * size] for i in range(n)]
 
 
-def test_import_alters_no_byte_of_the_corpus(tmp_path: Path) -> None:
+def test_import_alters_no_byte_of_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = [json.dumps({"type": "item", "text": " ".join(c), "items": c}) for c in _chunks(400)]
     lines += STRINGS[:20000]  # plain text lines too
     src = tmp_path / "out.jsonl"
@@ -153,11 +153,11 @@ def test_import_alters_no_byte_of_the_corpus(tmp_path: Path) -> None:
     got = b"".join(line_bytes(r) for r in recs if r["type"] == "msg")
     assert not any("redacted" in (r.get("flags") or []) for r in recs)
     altered = sum(a != b for a, b in zip(got, src.read_bytes(), strict=False)) + abs(len(got) - src.stat().st_size)
-    _report(f"wirecap import: {N_CORPUS} non-secrets (+20,000 as lines), {src.stat().st_size} bytes: {altered} altered")
+    _report(capsys, f"wirecap import: {N_CORPUS} non-secrets (+20,000 as lines), {src.stat().st_size} bytes: {altered} altered")
     assert got == src.read_bytes()
 
 
-def test_tee_alters_no_byte_of_the_corpus_and_redacts_the_childs_key(tmp_path: Path) -> None:
+def test_tee_alters_no_byte_of_the_corpus_and_redacts_the_childs_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "corpus.txt"
     body = "\n".join(json.dumps({"items": c}, separators=(",", ":")) for c in _chunks(200)) + "\n"
     body += "\n".join(STRINGS) + "\n"
@@ -177,7 +177,7 @@ def test_tee_alters_no_byte_of_the_corpus_and_redacts_the_childs_key(tmp_path: P
     got = b"".join(line_bytes(r) for r in stdout)
     n = len(body.encode())
     altered = sum(a != b for a, b in zip(got[:n], body.encode(), strict=False))
-    _report(f"wirecap tee: {N_CORPUS} non-secrets, {n} bytes of stdout: {altered} altered")
+    _report(capsys, f"wirecap tee: {N_CORPUS} non-secrets, {n} bytes of stdout: {altered} altered")
     assert got[:n] == body.encode()
     assert got[n:] .endswith(b"run the disk-usage-report script on src/task-queue-worker.ts\n")
     data = cap.read_bytes()
@@ -185,7 +185,7 @@ def test_tee_alters_no_byte_of_the_corpus_and_redacts_the_childs_key(tmp_path: P
     assert b"run the disk-usage-report script on src/task-queue-worker.ts" in data  # argv kept, as typed
 
 
-def test_tee_redacts_secrets_split_over_chunks_and_escaped(tmp_path: Path) -> None:
+def test_tee_redacts_secrets_split_over_chunks_and_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     parts = []
     for kind, s in SECRETS:
         parts.append(f'{{"k":"{kind}","v":"see {s}"}}\n')
@@ -198,7 +198,7 @@ def test_tee_redacts_secrets_split_over_chunks_and_escaped(tmp_path: Path) -> No
     assert res.returncode == 0, res.stderr
     data = cap.read_bytes()
     missed = [k for k, s in SECRETS if _leaks(data, s) or json_escape_ascii(s).encode() in data]
-    _report(f"wirecap tee: {len(SECRETS)} secrets x 3 positions (argv, JSON, JSON-escaped, split over writes): "
+    _report(capsys, f"wirecap tee: {len(SECRETS)} secrets x 2 positions (in JSON, \\u-escaped after a \\n), written in 997-byte pieces: "
             f"{len(SECRETS) - len(set(missed))}/{len(SECRETS)} redacted")
     assert missed == []
 
@@ -288,7 +288,7 @@ def _fp_requests(port: int) -> dict[str, tuple[str, dict, bytes]]:
 
 
 @pytest.mark.usefixtures("record_home")
-def test_record_alters_no_byte_of_the_corpus(tmp_path: Path) -> None:
+def test_record_alters_no_byte_of_the_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     up = Upstream(_fp_handler)
     try:
         with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{up.port}") as rec:
@@ -318,7 +318,7 @@ def test_record_alters_no_byte_of_the_corpus(tmp_path: Path) -> None:
             assert b"".join(payload_bytes(r) for r in s2c) == json.dumps({"items": items}, separators=(",", ":")).encode()
         checked += 1
     assert checked == 100
-    _report(f"wirecap record --reverse: {N_CORPUS} non-secrets in URLs, headers, request bodies (raw kept), "
+    _report(capsys, f"wirecap record --reverse: {N_CORPUS} non-secrets in URLs, headers, request bodies (raw kept), "
             f"SSE split over TCP writes and gzip bodies: 0 bytes altered over {checked} exchanges")
 
 
@@ -339,7 +339,7 @@ def _secret_handler(method, path, headers, body):
 
 
 @pytest.mark.usefixtures("record_home")
-def test_record_redacts_every_secret_in_every_position(tmp_path: Path) -> None:
+def test_record_redacts_every_secret_in_every_position(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     api_key = next(s for k, s in SECRETS if k == "anthropic-key")
     body_only = api_key[len("sk-ant-api03-"):]
     jwt = next(s for k, s in SECRETS if k == "jwt")
@@ -374,7 +374,7 @@ def test_record_redacts_every_secret_in_every_position(tmp_path: Path) -> None:
     data = rec.cap.read_bytes()
     missed = sorted({k for k, s in SECRETS if _leaks(data, s) or json_escape_ascii(s).encode() in data})
     assert body_only.encode() not in data and google.encode() not in data
-    _report(f"wirecap record --reverse: {len(SECRETS)} secrets of {len({k for k, _ in SECRETS})} shapes in "
+    _report(capsys, f"wirecap record --reverse: {len(SECRETS)} secrets of {len({k for k, _ in SECRETS})} forms in "
             f"headers (listed, unlisted, derived), URL query, JSON bodies (plain and \\u-escaped, raw kept), "
             f"gzip/br/zstd bodies, SSE split into 7-byte writes: {positions} placements, missed shapes: {missed or 'none'}")
     assert missed == []
@@ -550,7 +550,7 @@ def _lab() -> Path | None:
 @pytest.mark.realclient
 @pytest.mark.skipif(_lab() is None, reason="lab not installed (no node_modules/.bin/claude)")
 @pytest.mark.usefixtures("record_home")
-def test_claude_code_prompt_is_stored_unaltered_and_its_key_redacted(tmp_path: Path) -> None:
+def test_claude_code_prompt_is_stored_unaltered_and_its_key_redacted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import subprocess
 
     lab = _lab()
@@ -597,12 +597,12 @@ def test_claude_code_prompt_is_stored_unaltered_and_its_key_redacted(tmp_path: P
     assert not any("redacted" in (r.get("flags") or []) and prompt.encode() in payload_bytes(r)
                    and b"task-queue-worker" not in payload_bytes(r) for r in recs if r["type"] == "msg")
     assert data.count(b"run the disk-usage-report script on src/task-queue-worker.ts") >= 2
-    _report(f"Claude Code via wirecap record: prompt stored unaltered ({data.count(prompt.encode())} places), "
+    _report(capsys, f"Claude Code via wirecap record: prompt stored unaltered ({data.count(prompt.encode())} places), "
             f"x-api-key redacted in {len(http_opens)} requests, key bytes in capture: 0")
 
 
 @pytest.mark.usefixtures("record_home")
-def test_record_websocket_frames_text_and_binary(tmp_path: Path) -> None:
+def test_record_websocket_frames_text_and_binary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Non-secrets in text and binary frames pass unaltered; secrets in binary frames (between control
     bytes, behind a length byte) and in a prompt frame's `authToken` are redacted; a 150 KB frame of `eyJ`
     (which once stalled the proxy's event loop for 25 s) goes through like any other."""
@@ -649,7 +649,7 @@ def test_record_websocket_frames_text_and_binary(tmp_path: Path) -> None:
     missed = sorted({k for k, s in SECRETS if _leaks(data, s)})
     assert missed == [] and b"plain-token-no-shape-1" not in data
     assert b"src/task-queue-worker.ts" in data
-    _report(f"wirecap record --reverse, WebSocket: {sum(len(c) for c in items)} non-secrets in 25 text and 25 binary "
+    _report(capsys, f"wirecap record --reverse, WebSocket: {sum(len(c) for c in items)} non-secrets in 25 text and 25 binary "
             f"frames unaltered; {len(SECRETS)} secrets in binary frames + authToken/shape in a prompt frame: "
             f"missed {missed or 'none'}; 150 KB of eyJ passed")
 
