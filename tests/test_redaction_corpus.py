@@ -685,3 +685,22 @@ def test_the_screens_flag_every_payload_redaction_would_change(s: str, form: str
     if changed:
         assert red.screen(line), line
         assert not R.chunk_is_clean(red, data + b"\n"), data
+
+
+def test_a_secret_first_seen_late_counts_earlier_too_and_raw_matches_json(tmp_path: Path) -> None:
+    """Learning order never makes `json` and `raw` differ, nor leaves an earlier occurrence in place."""
+    key = next(s for k, s in SECRETS if k == "anthropic-key")
+    body = key[len("sk-ant-api03-"):]
+    r = R.Redactor()
+    out = r.text(f"first {body} then {key}")
+    assert body not in out and key not in out
+    path = tmp_path / "c.jsonl"
+    line = ('{"text": "see plain-Secret-value-9 and ' + body + '",  "apiKey": "plain-Secret-value-9", "k": "'
+            + key + '"}').encode()
+    with CaptureWriter(path, force=True) as w:
+        w.msg("ws-1", "c2s", line)
+    _, recs, _ = read_capture(path)
+    msg = next(x for x in recs if x["type"] == "msg")
+    assert orjson.loads(msg["raw"]) == msg["json"]
+    data = path.read_bytes()
+    assert b"plain-Secret-value-9" not in data and body.encode() not in data

@@ -475,8 +475,11 @@ class Redactor:
         return learned.any_escape and b"\\u" in serialized
 
     # --- strings ----------------------------------------------------------------------------------
-    def _spans(self, s: str, binary: bool = False, levels: int = _MAX_VIEWS) -> list[tuple[int, int, str, str]]:
-        """(start, end, kind, secret) of every secret in `s` or in its unescaped views, in `s`'s indices."""
+    def _spans(self, s: str, binary: bool = False, levels: int = _MAX_VIEWS,
+               again: bool = False) -> list[tuple[int, int, str, str]]:
+        """(start, end, kind, secret) of every secret in `s` or in its unescaped views, in `s`'s indices.
+
+        A secret first seen here also counts where it occurs earlier in `s` (one more pass)."""
         found: list[tuple[int, int, str, str]] = []
         learned = self._learned
         view: _View | None = None
@@ -520,6 +523,8 @@ class Redactor:
             if nxt.text == text:
                 break
             view, text = nxt, nxt.text
+        if self._learned is not learned and not again:
+            return self._spans(s, binary, levels, again=True)
         return found
 
     def _apply(self, s: str, found: list[tuple[int, int, str, str]]) -> str:
@@ -693,6 +698,9 @@ class Redactor:
         before = self.hits
         out = dict(fields)
         if "json" in out:
+            if "raw" in out:  # learn from the original first: both forms then get the same placeholders
+                self.raw_json(out["raw"])
+                before = self.hits
             out["json"] = self.value(out["json"])
             if "raw" in out:
                 out["raw"] = self.raw_json(out["raw"])
