@@ -323,6 +323,36 @@ def _derived_forms(secret: str) -> list[str]:
     return forms
 
 
+def _learned_screen(learned: _Learned) -> Callable[[bytes], bool]:
+    """`may_hold_secret`, then a search for the learned secrets' tails: a closure (no attribute lookups,
+    no loop for the usual one or two needles), as it runs once per record."""
+    shapes = may_hold_secret
+    needles = learned.needles
+    if learned.any_escape:
+        needles = (*needles, b"\\u")
+    if len(needles) == 1:
+        (n0,) = needles
+
+        def screen1(serialized: bytes) -> bool:
+            return shapes(serialized) or serialized.find(n0) >= 0
+        return screen1
+    if len(needles) == 2:
+        n0, n1 = needles
+
+        def screen2(serialized: bytes) -> bool:
+            return shapes(serialized) or serialized.find(n0) >= 0 or serialized.find(n1) >= 0
+        return screen2
+
+    def screen(serialized: bytes) -> bool:
+        if shapes(serialized):
+            return True
+        for needle in needles:  # noqa: SIM110 - any(<genexpr>) costs more
+            if serialized.find(needle) >= 0:  # (faster than `in`, which takes any buffer)
+                return True
+        return False
+    return screen
+
+
 def _never(serialized: bytes) -> bool:
     return False
 
@@ -393,7 +423,8 @@ class Redactor:
         # change it; may say so too often, never "no" when a secret is there. On the hot path of every
         # recorder, so it is the cheapest function that is right for the policy so far: never (disabled),
         # always (user rules: any regex), the module's `may_hold_secret`, and once a secret was learned,
-        # that and a search for the learned tails.
+        # that and a search for the learned tails (`_learned_screen`).
+        self._screen_dynamic = self.enabled and not (self._extra or self.extra_keys)
         self.screen: Callable[[bytes], bool] = (
             _never if not self.enabled else _always if self._extra or self.extra_keys else may_hold_secret)
         self._seen: set[str] = set()
@@ -454,8 +485,8 @@ class Redactor:
                 needles.add(orjson.dumps(t)[1:-1] if t.isascii() else t.encode("utf-8", "surrogatepass"))
                 nonascii = nonascii or not t.isascii() or not t.isprintable()
             self._learned = _Learned(ordered, tuple(needles), tuple(tails), old.any_escape or nonascii)
-            if self.screen is may_hold_secret:
-                self.screen = self._screen_learned
+            if self._screen_dynamic:
+                self.screen = _learned_screen(self._learned)
 
     def learn_env(self, env: dict[str, str]) -> None:
         """Learn the values of secret-named environment variables (a child's API key, before it prints it)."""
@@ -464,16 +495,6 @@ class Redactor:
                 self.learn(value, _norm_key(name))
 
     # --- screening --------------------------------------------------------------------------------
-    def _screen_learned(self, serialized: bytes) -> bool:
-        """`screen` once a secret was learned: the shapes and keys, then the learned secrets' tails."""
-        if may_hold_secret(serialized):
-            return True
-        learned = self._learned
-        for needle in learned.needles:  # noqa: SIM110 - any(<genexpr>) costs more
-            if serialized.find(needle) >= 0:  # (faster than `in`, which takes any buffer)
-                return True
-        return learned.any_escape and b"\\u" in serialized
-
     # --- strings ----------------------------------------------------------------------------------
     def _spans(self, s: str, binary: bool = False, levels: int = _MAX_VIEWS,
                again: bool = False) -> list[tuple[int, int, str, str]]:
