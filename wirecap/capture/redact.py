@@ -8,14 +8,15 @@ What callers may rely on:
 - **Whole tokens only.** A secret shape matches only a whole token: a maximal run of token
   characters (`A-Z a-z 0-9 _ -`) with no word character or `-` on either side. `disk-usage-report`,
   `src/task-queue-worker.ts` and a UUID holding `cb-` are never touched. Each shape also asks for a
-  realistic length and alphabet (`SHAPES`), so ordinary words and identifiers cannot match.
+  realistic length and alphabet (`SHAPES`), so ordinary words and identifiers cannot match. In binary
+  payloads (their latin-1 view) a token may also follow a length or tag byte.
 - **Escapes are seen through.** Strings are also searched in their JSON-unescaped views
   (`sk\\u002dant-…`, a key after `\\n`), and what is found there is replaced in the original spelling:
   a kept `raw` original gets the same placeholders as the parsed `json`.
 - **Learned secrets.** A value seen where a secret is known to be (a secret header, a JSON value under
   a secret key, a secret-named argv flag, query parameter or environment variable) or a shape found
-  anywhere is remembered; later whole-token occurrences of it, of its body without the vendor prefix,
-  and of its percent-encoded form, are replaced by the same placeholder.
+  anywhere is remembered when it looks random (`looks_random`); later whole-token occurrences of it, of
+  its body without the vendor prefix, and of its percent-encoded form, get the same placeholder.
 - **Linear time.** Every search is a left-anchored scan with possessive runs and no nested
   quantifiers (see `_scan`); the worst case per MB is measured by `make bench` (bench_redact).
 """
@@ -805,9 +806,6 @@ class Redactor:
             last = b
         out.append(raw[last:])
         return "".join(out)
-
-    # Kept for callers of the old name.
-    _raw_json = raw_json
 
 
 _HEADER_FIELDS = ("headers", "response_headers")
