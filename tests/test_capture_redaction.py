@@ -23,13 +23,18 @@ def _s(alphabet: str, n: int, m: int | None = None) -> st.SearchStrategy[str]:
     return st.text(alphabet=alphabet, min_size=n, max_size=m or n)
 
 
-# One strategy per secret shape seen in real traffic (all fake).
+def _digit(strategy: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Real keys of shapes whose body may hold "-" (or is short) hold a digit: the shape asks for one."""
+    return st.tuples(strategy, st.sampled_from("0123456789")).map(lambda p: p[0][:-1] + p[1])
+
+
+# One strategy per secret shape seen in real traffic (all fake), as realistic as the shapes ask.
 SECRET_SHAPES = {
     "anthropic": _s(ALNUM + "_-", 20, 60).map(lambda s: "sk-ant-api03-" + s),
-    "openai-proj": _s(ALNUM + "_-", 20, 60).map(lambda s: "sk-proj-" + s),
-    "openai": _s(ALNUM, 20, 48).map(lambda s: "sk-" + s),
+    "openai-proj": _digit(_s(ALNUM + "_-", 20, 60)).map(lambda s: "sk-proj-" + s),
+    "openai": _digit(_s(ALNUM, 20, 48)).map(lambda s: "sk-" + s),
     "openrouter": _s("0123456789abcdef", 64).map(lambda s: "sk-or-v1-" + s),
-    "codebuff": _s(ALNUM, 8, 30).map(lambda s: "cb-fake-" + s),
+    "codebuff": _digit(_s("0123456789abcdef", 64)).map(lambda s: "cb-pat-" + s),
     "github": _s(ALNUM, 36).map(lambda s: "ghp_" + s),
     "aws": _s(UPPER_NUM, 16).map(lambda s: "AKIA" + s),
     "google": _s(ALNUM + "_-", 35).map(lambda s: "AIza" + s),

@@ -40,7 +40,7 @@ def test_info_table_and_json(cap):
     res = run_wirecap("info", str(cap))
     assert res.returncode == 0 and res.stderr == b""
     out = res.stdout.decode()
-    assert "redaction  on (default-v1)" in out
+    assert "redaction  on (default-v2)" in out
     assert "status     clean (end record present)" in out
     rows = {line.split()[0]: line for line in out.splitlines() if line.startswith(("proc ", "stdout ", "ws-1 "))}
     assert "claude -p 'say hi'" in rows["proc"] and "exit 0" in rows["proc"] and "1.250s" in rows["proc"]

@@ -313,9 +313,7 @@ class CaptureWriter:
                 extra = self._fields_part(fields)
             if head and extra is not None:
                 tail = head + part[0] + extra
-                red = self.redactor
-                if _screened or not red.enabled or (
-                        not red.extra_keys and not red.extra_patterns and not may_hold_secret(tail)):
+                if _screened or not self.redactor.screen(tail):
                     return self._append_tail(tail, t, part[1])
         return self._msg_dict(ch, dir, data, t, _screened, fields)
 
@@ -404,8 +402,7 @@ class CaptureWriter:
             self.records -= len(queue)
             self.bytes -= nbytes
             return
-        red = self.redactor
-        screen = red.enabled and not red.extra_keys and not red.extra_patterns
+        screen = self.redactor.screen
         heads = self._heads
         datas = [item[4] for item in queue]
         parts: list[tuple[bytes, int] | None] | None = None
@@ -421,13 +418,12 @@ class CaptureWriter:
         for (_, _, ch, dir, _, _), part in zip(queue, parts, strict=True):
             head = heads.get((ch, dir)) or self._msg_head(ch, dir)
             tails.append(head + part[0] + b"}\n" if head and part is not None else None)
-        clean = not red.enabled or (
-            screen and None not in tails and not may_hold_secret(b"".join(tails)))  # type: ignore[arg-type]
+        clean = None not in tails and not screen(b"".join(tails))  # type: ignore[arg-type]
         dumps = orjson.dumps
         lines: list[bytes] = []
         for (seq, now, ch, dir, data, screened), part, tail in zip(queue, parts, tails, strict=True):
             if tail is not None and part is not None and (
-                    clean or screened or (screen and not may_hold_secret(tail))):
+                    clean or screened or not screen(tail)):
                 lines.append(b'{"seq":%d,"t":%b%b' % (seq, dumps(round(now, 6)), tail))
                 continue
             record: dict[str, Any] = {"seq": seq, "t": round(now, 6), "type": "msg", "ch": ch, "dir": dir}

@@ -314,6 +314,9 @@ class TeeRunner(_TeeBase):
     # --- starting -------------------------------------------------------------------------------
     def start(self) -> None:
         w = self.writer
+        # The child's API keys (ANTHROPIC_API_KEY, ...) are recorded by name only; learned here, they are
+        # also redacted wherever the child prints or sends them (even in a shape no rule knows).
+        w.redactor.learn_env(self.env)
         self.proc_ch = w.new_channel("proc")
         self.stdout_ch = w.new_channel("stdout")
         self.stderr_ch = w.new_channel("stderr")
