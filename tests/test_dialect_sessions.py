@@ -83,11 +83,7 @@ def _events(cap: Path) -> list:
 # Issue 13 point 1: the key shapes have no token boundary, so a UUID holding `cb-` loses its tail
 # (`"uuid":"eb76f9«redacted:codebuff-key:…»"` in this real file). The fix is another part of the issue;
 # when it is in, this XPASSes: remove the mark.
-_REDACTION_BUG = pytest.mark.xfail(strict=True, reason="redaction alters a UUID containing 'cb-' (issue 13 point 1)")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_REDACTION_BUG) if n.startswith("public/") else n
-                                  for n in sorted(GOLDEN)])
+@pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_import_keeps_every_line_and_names_the_dialect(caps, name) -> None:
     dialect, _ = GOLDEN[name]
     cap = caps[name]
