@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from wirecap.analysis.align import align
+from wirecap.analysis.idshape import EnvMask, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both
 from wirecap.errors import CaptureFormatError, WirecapError
@@ -56,6 +57,9 @@ EVENT_VOLATILE = (
     "*[*].call_id",
     "*[*].result.call_id",
     "*[*].request_id",
+    "*[*].prompt_id",
+    "*[*].fingerprint_id",
+    "*[*].thread_id",
     "*[*].uuid",
     "*[*].duration_ms",
     "*[*].duration_api_ms",
@@ -417,8 +421,9 @@ class ItemBuilder:
     compact form (canonical bytes) as soon as nothing can change it any more (a tool call once its
     result is complete), so memory holds only the items still open, not the decoded events."""
 
-    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key) -> None:
+    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True) -> None:
         self.normalizer = normalizer
+        self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.chunks = chunks
         self.unit_of = unit_of
         self.units: dict[str, Unit] = {}
@@ -549,7 +554,7 @@ class ItemBuilder:
     def finish(self) -> dict[str, Unit]:
         for key, slots in self._slots.items():
             u = self.units[key]
-            u.items = _usage_first([s if s.__class__ is Item else self._item(s) for s in slots])  # type: ignore[arg-type]
+            u.items = _stderr_last(_usage_first([s if s.__class__ is Item else self._item(s) for s in slots]))  # type: ignore[arg-type]
         self._slots.clear()
         self._open.clear()
         self._calls.clear()
@@ -589,6 +594,9 @@ class ItemBuilder:
             content = dict(data)
             if role is not None:
                 content["role"] = role
+            if kind == "unparsed" and isinstance(content.get("reason"), str) and ch in content["reason"]:
+                # (a channel's name is its position in the capture, not what was said on it)
+                content["reason"] = content["reason"].replace(f" {ch}:", " <ch>:").replace(f" {ch} ", " <ch> ")
             sig = (kind, _sig_hint(kind, content))
         if self._index_free:  # every item of a kind normalizes alike
             norm = self._norm_of.get(kind)
@@ -599,6 +607,8 @@ class ItemBuilder:
             body = _canon(self.normalizer(content, (kind, index), fingerprints=False))
         if body.find(_REDACTED) >= 0:  # placeholders: compared without their fingerprints
             body = _canon(self.normalizer(content, (kind, index)))
+        if self.env is not None:
+            body = _mask(body, self.env)
         return Item(kind, index, sig, body, seq, ch, t)
 
 
@@ -623,6 +633,34 @@ def _usage_first(slots: list[Item]) -> list[Item]:
 
 
 _NO_KEY = object()  # (joins no run: items without a seq are runs of their own)
+
+
+def _mask(body: bytes, env: EnvMask) -> bytes:
+    """Values volatile by shape (ids, times, ports: `wirecap.analysis.idshape`) and this side's
+    environment paths, masked in an item's canonical JSON."""
+    env.learn_json(body)
+    return env.apply_json(mask_json(body))
+
+
+def _is_stderr(ch: str) -> bool:
+    return ch == "stderr" or ch.startswith("stderr-")
+
+
+def _stderr_last(items: list[Item]) -> list[Item]:
+    """stderr is compared as a multiset of lines: a process's diagnostics come from concurrent parts of
+    it (a background flush, a retry), so their order among themselves and against stdout is not
+    behaviour. Items from a stderr channel go last, sorted by content, and every kind is renumbered."""
+    if not any(_is_stderr(it.ch) for it in items):
+        return items
+    rest = [it for it in items if not _is_stderr(it.ch)]
+    err = sorted((it for it in items if _is_stderr(it.ch)), key=lambda it: (it.kind, it.body))
+    out = rest + err
+    counts: dict[str, int] = {}
+    for it in out:
+        n = counts.get(it.kind, 0)
+        counts[it.kind] = n + 1
+        it.index = n
+    return out
 
 
 def _sig_hint(kind: str, content: dict[str, Any]) -> Any:
@@ -671,8 +709,10 @@ class WireBuilder:
 
     DETECT_AFTER = 5
 
-    def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None) -> None:
+    def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None,
+                 shapes: bool = True) -> None:
         self.ignore = ignore
+        self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.keep = keep
         self.only = only
         self.units: dict[str, Unit] = {}
@@ -697,6 +737,8 @@ class WireBuilder:
             return
         if rtype == "open":
             self._opens[ch] = rec
+            if self.env is not None and isinstance(rec.get("cwd"), str):
+                self.env.add("cwd", rec["cwd"])
         u = self.units.get(ch)
         if u is None:
             o = self._opens.get(ch, {})
@@ -704,8 +746,9 @@ class WireBuilder:
             group: tuple[Any, ...] = (kind,)
             if kind == "pipe":
                 group = (kind, o.get("stream") or ch.split("-")[0])
-            elif kind == "http":
-                group = (kind, o.get("method"), _url_path(o.get("url")))
+            elif kind == "http":  # (an id in the path, `/agent-runs/run_<id>/steps`, is not the endpoint)
+                upath = _url_path(o.get("url"))
+                group = (kind, o.get("method"), mask_text(upath) if self.env is not None and upath else upath)
             elif kind == "ws":
                 group = (kind, _url_path(o.get("url")))
             u = self.units[ch] = Unit(ch, kind, None, group)
@@ -766,6 +809,8 @@ class WireBuilder:
             payload = {k: rec[k] for k in ("code", "status", "exit_code", "signal") if k in rec}
             sig = (kind,)
             body = _canon(payload)
+        if self.env is not None and kind == "msg":
+            body = _mask(body, self.env)
         n = self._counts.get((u.key, kind), 0)
         self._counts[(u.key, kind)] = n + 1
         u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0)))
@@ -773,6 +818,12 @@ class WireBuilder:
     def finish(self) -> dict[str, Unit]:
         for key in list(self._pending):
             self._detect(self.units[key])
+        for u in self.units.values():
+            if u.kind == "pipe" and _is_stderr(u.key):  # a multiset of lines (see `_stderr_last`)
+                msgs = sorted((it for it in u.items if it.kind == "msg"), key=lambda it: it.body)
+                for i, it in enumerate(msgs):
+                    it.index = i
+                u.items = msgs + [it for it in u.items if it.kind != "msg"]
         return self.units
 
 
