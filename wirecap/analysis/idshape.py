@@ -21,8 +21,8 @@ Shapes (each a whole token: not preceded or followed by a letter or digit):
 A prefixed id is `PREFIX_TAIL` or `PREFIX-TAIL` (the prefix one to three letter-led words) whose tail
 (8+ letters and digits) looks random: hex with a digit and a letter; or, after a vendor prefix
 (`msg`, `toolu`, `call`, `resp`, `chatcmpl`, `fc`, `rs`, `req`, `run`, `step`, `item`, `ses`, `prt`,
-`tool`, ...), any tail with a digit or an upper-case letter; or 16+ characters with two digits and two
-letters. So `read_file`, `claude-opus-4-8`, `gpt-4o-2024-08-06`, `backup2024`, a path, a word, a
+`tool`, ...), digits only, mixed case, or 16+ characters with a digit; or 16+ characters with two
+digits and two letters, mixed case or with a digit before its last four characters. So `read_file`, `claude-opus-4-8`, `gpt-4o-2024-08-06`, `backup2024`, a path, a word, a
 token count or any number outside the shapes above are never ids.
 
 In JSON (only), also:
@@ -54,7 +54,7 @@ KNOWN_PREFIXES = frozenset((
     "ws", "turn", "trace", "span", "user", "input", "ci", "mc",
 ))
 
-_B = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf]))"  # token start (also right after a JSON escape such as \n)
+_B = r"(?:(?<![A-Za-z0-9\\])|(?<=\\[nrtbf]))"  # token start (also right after a JSON escape such as \n)
 _E = r"(?![A-Za-z0-9])"  # token end
 _NOKEY = r'(?!":)'  # not the end of a JSON object key (a masked key could collide with its neighbour)
 _PATTERN = (
@@ -65,7 +65,7 @@ _PATTERN = (
     # 2: UUID
     r"|" + _B + r"(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})" + _E
     # 3: prefixed id (checked by `_prefixed`)
-    + r"|(?<![A-Za-z0-9_\-])(?P<pre>(?:[A-Za-z][A-Za-z0-9]{0,15}[_\-]){1,3})(?P<tail>[A-Za-z0-9]{8,})"
+    + r"|(?:(?<![A-Za-z0-9_\-\\])|(?<=\\[nrtbf]))(?P<pre>(?:[A-Za-z][A-Za-z0-9]{0,15}[_\-]){1,3})(?P<tail>[A-Za-z0-9]{8,})"
     r"(?![A-Za-z0-9_\-])" + _NOKEY
     # 4: ULID or long hex (checked by `_bare`)
     + r"|" + _B + r"(?P<bare>[0-9A-Za-z]{16,})" + _E + _NOKEY
@@ -95,12 +95,13 @@ PLACEHOLDERS = ("<uuid>", "<ulid>", "<hex>", "<id>", "<date>", "<time>", "<port>
 def _random_tail(prefix: str, tail: str) -> bool:
     """Whether the tail of `PREFIX_TAIL` looks random (see the module docstring)."""
     has_digit = _DIGIT.search(tail) is not None
-    if _HEX.fullmatch(tail):
-        return has_digit and (_ALPHA.search(tail) is not None or len(tail) >= 8 and prefix in KNOWN_PREFIXES)
-    if prefix in KNOWN_PREFIXES and (has_digit or not tail.islower() and not tail.isupper()
-                                     and not tail[1:].islower()):
+    if _HEX.fullmatch(tail):  # (all digits is hex too)
+        return has_digit and (_ALPHA.search(tail) is not None or prefix in KNOWN_PREFIXES)
+    mixed = not tail.islower() and not tail.isupper() and not tail[1:].islower()
+    if prefix in KNOWN_PREFIXES and (mixed or has_digit and len(tail) >= 16):
         return True
-    return len(tail) >= 16 and len(_DIGIT.findall(tail)) >= 2 and len(_ALPHA.findall(tail)) >= 2
+    return len(tail) >= 16 and len(_DIGIT.findall(tail)) >= 2 and len(_ALPHA.findall(tail)) >= 2 and (
+        mixed or _DIGIT.search(tail, 0, len(tail) - 4) is not None)
 
 
 def _bare_kind(tok: str) -> str | None:
@@ -169,15 +170,14 @@ _EPOCHS = ((1e9, 1e10), (1e12, 1e13), (1e15, 1e16), (1e18, 1e19))
 
 def mask_text(s: str) -> str:
     """`s` with id-, time- and port-shaped substrings replaced by placeholders (the text around them kept).
-    Cheap when there is nothing to mask: strings shorter than 8 characters or without a digit are
-    returned as they are, before any regular expression runs."""
-    if len(s) < 8 or not _has_digit(s):
+    Cheap when there is nothing to mask: strings shorter than 8 characters or without a digit, dash
+    or underscore are returned as they are, before any regular expression runs."""
+    if len(s) < 8 or _MAYBE.search(s) is None:
         return s
     return _RE_S.sub(_repl_s, s)
 
 
-def _has_digit(s: str) -> bool:
-    return _DIGIT.search(s) is not None
+_MAYBE = re.compile(r"[0-9_\-]")  # every shape holds a digit, or a dash or underscore (a UUID of letters)
 
 
 def mask_json(b: bytes) -> bytes:

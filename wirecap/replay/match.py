@@ -2,8 +2,10 @@
 
 "Same message" ignores what changes from run to run: the dialect's volatile fields (from
 `wirecap.dialects.volatile_paths` when that registry knows the dialect, plus the minimal defaults
-below), the user's `--ignore PATH`s, and the fingerprints of redaction placeholders (a live secret
-matches any recorded placeholder of the same key). On a mismatch the closest recorded candidate and
+below), the user's `--ignore PATH`s, the fingerprints of redaction placeholders (a live secret
+matches any recorded placeholder of the same key), and values volatile by shape: ids, timestamps,
+loopback ports and the client's working directory / HOME / TMPDIR, as substrings, so the prompt text
+around them is still compared (`wirecap.analysis.idshape`, the same rules as `wirecap diff`). On a mismatch the closest recorded candidate and
 a field-level diff say exactly what differed. Sans-I/O.
 """
 
@@ -15,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from wirecap.analysis.idshape import EnvMask, mask_value
 from wirecap.analysis.normalize import MISSING, Normalizer, field_diffs
 from wirecap.capture.payload import payload_bytes
 from wirecap.replay.script import ChannelScript
@@ -185,24 +188,33 @@ class Mismatch:
 class Matcher:
     """Compares live messages with recorded ones under one set of ignore rules."""
 
-    def __init__(self, ignore: Sequence[str] = (), dialect: str | None = None) -> None:
+    def __init__(self, ignore: Sequence[str] = (), dialect: str | None = None, *, shapes: bool = True) -> None:
         self.ignore = list(dict.fromkeys([*volatile_for(dialect), *ignore]))
         self.dialect = dialect
         self._norm = Normalizer(self.ignore)
+        self.shapes = shapes
+        # Each side's environment (cwd, HOME, TMPDIR), learned from the messages it sent: the capture
+        # may have been made in another directory or HOME than the live client runs in.
+        self.env_recorded = EnvMask()
+        self.env_live = EnvMask()
 
-    def normalize(self, value: Any) -> Any:
-        if isinstance(value, (dict, list)):
-            return self._norm(value)
-        if isinstance(value, str):
-            return self._norm(value)
-        return value
+    def normalize(self, value: Any, env: EnvMask | None = None) -> Any:
+        """`value` with volatile fields hidden and, unless `shapes` is off, id/time/port shapes and the
+        paths of `env` (learned from `value` first) masked."""
+        if isinstance(value, (dict, list, str)):
+            value = self._norm(value)
+        if not self.shapes:
+            return value
+        if env is not None:
+            env.learn_value(value)
+        return mask_value(value, env)
 
     def same(self, live: Any, recorded: Any) -> bool:
-        return self.normalize(live) == self.normalize(recorded)
+        return self.normalize(live, self.env_live) == self.normalize(recorded, self.env_recorded)
 
     def diffs(self, live: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
         """Field-level differences, recorded first, live second, volatile fields hidden."""
-        return field_diffs(self.normalize(recorded), self.normalize(live))
+        return field_diffs(self.normalize(recorded, self.env_recorded), self.normalize(live, self.env_live))
 
     def closest(self, live: Any, candidates: Iterable[tuple[int | None, Any]]) -> tuple[int | None, Any, list]:
         """(seq, value, diffs) of the candidate with the fewest differing fields; the first on ties."""
