@@ -173,3 +173,64 @@ def test_hello_against_tool_run_shows_the_tool_call(level):
         assert any(c.op == "added" and c.kind == "tool_call" for c in changes)
         fields = {f[0]: f for c in changes for f in c.fields}
         assert fields["turn[0].prompt"][1:] == ("say hello", "run echo hi")
+
+
+def test_environment_block_lines_are_masked_at_line_start_only():
+    block = ("You have been invoked in the following environment: \n - Primary working directory: /tmp/a/w\n"
+             " - Is a git repository: false\n - Platform: linux\n - Shell: unknown\n - OS Version: Linux 6.18.44-fc")
+    masked = mask_text(block)
+    assert " - Platform: <env>\n - Shell: <env>\n - OS Version: <env>" in masked
+    assert " - Is a git repository: <env>" in masked
+    assert orjson.loads(mask_json(orjson.dumps(block))) == masked
+    assert mask_text("the Platform: linux-2 build") == "the Platform: linux-2 build"
+
+
+# --- stderr: a multiset of lines ---------------------------------------------------------------------------
+def _proc_capture(path: Path, out: list[str], err: list[str]) -> str:
+    from wirecap.capture.writer import CaptureWriter, default_origin
+
+    w = CaptureWriter(str(path), origin=default_origin("test"), force=True)
+    w.open("proc", "process", t=0.0, argv=["tool"], cwd="/work", env={}, pid=1)
+    w.open("stdout", "pipe", t=0.0, proc="proc", stream="stdout")
+    w.open("stderr", "pipe", t=0.0, proc="proc", stream="stderr")
+    t = 0.0
+    for i in range(max(len(out), len(err))):
+        for ch, lines in (("stdout", out), ("stderr", err)):
+            if i < len(lines):
+                t += 0.01
+                w.msg(ch, "s2c", lines[i].encode() + b"\n", t=t)
+    w.close_channel("stdout", t=t + 0.01)
+    w.close_channel("stderr", t=t + 0.01)
+    w.close_channel("proc", t=t + 0.02, exit_code=0)
+    w.close()
+    return str(path)
+
+
+@pytest.mark.parametrize("level", ["events", "wire"])
+def test_stderr_order_is_not_a_difference_but_its_lines_are(tmp_path, level):
+    out = ['{"type":"start"}', '{"type":"done"}']
+    err = ["[fetch] POST /batch -> 127.0.0.1:4001", "[fetch] GET /me -> 127.0.0.1:4001", "warning: slow"]
+    a = _proc_capture(tmp_path / "a.jsonl", out, err)
+    b = _proc_capture(tmp_path / "b.jsonl", out, [err[1], err[2], err[0].replace("4001", "5123")])
+    assert diff_captures(a, b, level=level, context_notes=False).equal
+    c = _proc_capture(tmp_path / "c.jsonl", out, [err[1], err[2], err[0], err[0]])
+    r = diff_captures(a, c, level=level, context_notes=False)
+    assert not r.equal
+    assert sum(len(p.changes) for p in r.pairs) == 1
+
+
+tricky = st.lists(st.sampled_from(['"', "\\", "\n", "\t", " ", "a", "Z", "0", "7", "-", "_", ":", "/", "é", "Platform: ",
+                                   "\n - OS Version: ", "Chunk ID: ", "127.0.0.1:", "msg_", "2026-11-25", "T06:01:03Z",
+                                   str(uuid.UUID(int=7)), "04673da466324136b527"]), max_size=12).map("".join)
+json_values = st.recursive(st.none() | st.integers(0, 2 * 10**12) | tricky,
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                               st.sampled_from(["id", "promptId", "createdAt", "text", "x"]) | tricky, inner, max_size=3),
+                           max_leaves=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(json_values)
+def test_masking_json_always_gives_json_and_agrees_with_text_masking(value):
+    masked = orjson.loads(mask_json(orjson.dumps(value)))  # never breaks the JSON
+    if isinstance(value, str) and "\\" not in value and not any(c in value for c in "\n\t"):
+        assert masked == mask_text(value)

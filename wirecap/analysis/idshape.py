@@ -17,6 +17,7 @@ Shapes (each a whole token: not preceded or followed by a letter or digit):
 | ISO 8601 date or date-time | `2026-11-25`, `2026-11-25T06:01:03.572Z` | `<date>`, `<time>` |
 | loopback address with a port | `127.0.0.1:49891`, `localhost:8080` | `127.0.0.1:<port>` |
 | Codex's per-run tool output id | `Chunk ID: 9e2e36` | `Chunk ID: <id>` |
+| a machine-dependent line of an environment block | `\n - OS Version: Linux 6.18`, `\nPlatform: linux` | `OS Version: <env>` |
 
 A prefixed id is `PREFIX_TAIL` or `PREFIX-TAIL` (the prefix one to three letter-led words) whose tail
 (8+ letters and digits) looks random: hex with a digit and a letter; or, after a vendor prefix
@@ -74,6 +75,10 @@ _PATTERN = (
     r"[0-9]{2,5}(?![0-9])"
     # 6: Codex's random chunk id in tool output
     r"|(?P<chunk>Chunk ID: )[0-9a-f]{4,16}(?![0-9A-Za-z])"
+    # 7: the machine-dependent lines of an agent's environment block (Claude Code, CodeBuddy, opencode)
+    r"|(?P<envk>(?:^|(?<=\")|(?<=\n)|(?<=\\n)|(?<=\n - )|(?<=\\n - )|(?<=\n  )|(?<=\\n  ))"
+    r"(?:Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch)): "
+    r"[^\n\\\"]+"  # (never past the end quote of a JSON string)
 )
 _RE_S = re.compile(_PATTERN)
 _RE_B = re.compile(_PATTERN.encode())
@@ -89,7 +94,7 @@ _TIME_KEY = (r'"(?P<tkey>(?:[A-Za-z0-9_]*(?:[Tt]imestamp|[Tt]ime|_at|[a-z]At|[Dd
              r'completed|start|end|ts|sentAt|sent_at)":(?P<tval>[0-9]{10,19}(?:\.[0-9]+)?)(?=[,}\]])')
 _JSON_RE = re.compile((_ID_KEY + "|" + _TIME_KEY).encode())
 
-PLACEHOLDERS = ("<uuid>", "<ulid>", "<hex>", "<id>", "<date>", "<time>", "<port>", "<cwd>", "<home>", "<tmp>")
+PLACEHOLDERS = ("<uuid>", "<ulid>", "<hex>", "<id>", "<date>", "<time>", "<port>", "<env>", "<cwd>", "<home>", "<tmp>")
 
 
 def _random_tail(prefix: str, tail: str) -> bool:
@@ -129,6 +134,8 @@ def _decide(g: str | None, m: re.Match[Any], dec: Callable[[Any], str]) -> str |
         return dec(m.group("host")) + ":<port>"
     if g == "chunk":
         return "Chunk ID: <id>"
+    if g == "envk":
+        return dec(m.group("envk")) + ": <env>"
     return None
 
 
@@ -170,14 +177,14 @@ _EPOCHS = ((1e9, 1e10), (1e12, 1e13), (1e15, 1e16), (1e18, 1e19))
 
 def mask_text(s: str) -> str:
     """`s` with id-, time- and port-shaped substrings replaced by placeholders (the text around them kept).
-    Cheap when there is nothing to mask: strings shorter than 8 characters or without a digit, dash
-    or underscore are returned as they are, before any regular expression runs."""
+    Cheap when there is nothing to mask: strings shorter than 8 characters or without a digit, dash,
+    underscore or colon are returned as they are, before any regular expression runs."""
     if len(s) < 8 or _MAYBE.search(s) is None:
         return s
     return _RE_S.sub(_repl_s, s)
 
 
-_MAYBE = re.compile(r"[0-9_\-]")  # every shape holds a digit, or a dash or underscore (a UUID of letters)
+_MAYBE = re.compile(r"[0-9_\-:]")  # every shape holds a digit, a dash or underscore (a UUID of letters), or a colon
 
 
 def mask_json(b: bytes) -> bytes:
