@@ -43,7 +43,7 @@ def test_hello_replayed(wirecap_server):
 
 def test_changed_prompt_fails(wirecap_server):
     url = wirecap_server(CAP)
-    asyncio.run(talk(url, change=True))   # the client swallows the 1011; the fixture must not
+    asyncio.run(talk(url, change=True))   # the client swallows the 1008; the fixture must not
 '''
 
 
@@ -55,5 +55,7 @@ def test_fixture_passes_a_faithful_client_and_fails_a_changed_one(pytester, tmp_
     result.stdout.fnmatch_lines([
         "*test_changed_prompt_fails*",
         "*wirecap replay: 1 unmatched client message*",
-        "*data.messages[[]0[]].content*",
+        "*closest recorded candidate: seq *",
+        # the aligned rendering `replay serve` prints, one line per difference
+        '*~ data.messages[[]0[]].content: recorded "say hello", live "say goodbye"',
     ])

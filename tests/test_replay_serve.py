@@ -93,27 +93,32 @@ def test_sdk03_session_echoes_the_live_prompt_id(caps):
         {"live-prompt-1"}
 
 
-def test_strict_mismatch_closes_1011_naming_message_candidate_and_field(caps):
+def test_strict_mismatch_closes_1008_naming_message_candidate_and_field(caps):
     msgs = channel_messages(caps["cb115"])
     c2s = [m for m in msgs if m["dir"] == "c2s"]
     user = json.loads(json.dumps(c2s[1]["json"]))
     user["data"]["messages"][0]["content"] = "say goodbye"
 
-    async def go(port: int) -> ConnectionClosedError:
+    async def go(port: int) -> tuple[str, ConnectionClosedError]:
         async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
             await ws.send(orjson.dumps(c2s[0]["json"]), text=True)
             for _ in range(2):
                 await asyncio.wait_for(ws.recv(), 10)
             await ws.send(orjson.dumps(user), text=True)
+            told = await asyncio.wait_for(ws.recv(), 10)
             with pytest.raises(ConnectionClosedError) as ei:
                 await asyncio.wait_for(ws.recv(), 10)
-            return ei.value
+            return told, ei.value
 
     with serving(caps["cb115"]) as srv:
-        err = asyncio.run(go(srv.server.port))
+        told, err = asyncio.run(go(srv.server.port))
         [mm] = srv.server.mismatches
-    assert err.rcvd.code == 1011
-    assert "user-input" in err.rcvd.reason and "data.messages[0].content" in err.rcvd.reason
+    # the protocol's own error first: codebuff 1.0.x prints an `action-error` as `Error: MESSAGE`
+    assert json.loads(told) == {"type": "action", "data": {"type": "action-error", "message": mm.message()}}
+    assert err.rcvd.code == 1008  # policy violation: not a close a client reconnects for (1011 is)
+    reason = err.rcvd.reason
+    assert reason.startswith("wirecap replay mismatch: ") and len(reason.encode()) <= 123
+    assert "data.messages[0].content" in reason and '"say goodbye"' in reason
     report = mm.report()
     assert f"seq {c2s[1]['seq']}" in report
     assert '"say hello"' in report and '"say goodbye"' in report
@@ -163,26 +168,85 @@ def test_openai_chat_sse_stream_and_use_once(caps):
         assert data.rstrip().endswith(b"data: [DONE]")
         # each recording is used once: the same request again finds nothing left
         status2, rh2, data2 = post(srv.server.port, "/v1/chat/completions", headers, body)
-        assert status2 == 599 and rh2["content-type"] == "application/json"
-        assert json.loads(data2)["error"].startswith("wirecap replay: unmatched")
+        assert status2 == 400 and rh2["content-type"] == "application/json"
+        assert rh2["x-should-retry"] == "false"
+        err2 = json.loads(data2)["error"]  # OpenAI's error shape
+        assert err2["type"] == "invalid_request_error" and err2["code"] == "wirecap_replay_mismatch"
+        assert err2["message"].startswith("wirecap replay mismatch: request POST /v1/chat/completions")
+        assert "no recorded" in err2["message"]
     with serving(caps["openai"], loop=True) as srv:
         for _ in range(2):
             assert post(srv.server.port, "/v1/chat/completions", headers, body)[0] == 200
         assert srv.server.mismatches == []
 
 
-def test_http_mismatch_is_599_with_the_differing_field(caps):
+def test_http_mismatch_is_an_openai_shaped_400_with_the_differing_field(caps):
     headers, body = openai_request()
     changed = orjson.loads(body)
     changed["messages"][1]["content"] = "say something else"
     with serving(caps["openai"]) as srv:
-        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers, orjson.dumps(changed))
+        status, rh, data = post(srv.server.port, "/v1/chat/completions", headers, orjson.dumps(changed))
         [mm] = srv.server.mismatches
-    assert status == 599
+    assert status == 400 and rh["x-wirecap-replay"] == "mismatch"
     doc = json.loads(data)
-    assert doc["diffs"][0]["path"] == "messages[1].content"
-    assert doc["diffs"][0]["recorded"] == "say hello" and doc["diffs"][0]["live"] == "say something else"
-    assert "request POST /v1/chat/completions" in doc["reason"] and mm.candidate_seq is not None
+    assert set(doc["error"]) == {"message", "type", "param", "code"}
+    assert doc["error"]["message"] == mm.message()
+    assert 'messages[1].content: recorded "say hello", live "say something else"' in doc["error"]["message"]
+    detail = doc["wirecap"]
+    assert mm.diffs[0] == ("messages[1].content", "say hello", "say something else")
+    assert detail["diff"] == ['~ messages[1].content: recorded "say hello", live "say something else"']
+    assert "request POST /v1/chat/completions" in detail["reason"] and mm.candidate_seq is not None
+
+
+def test_anthropic_mismatch_is_an_anthropic_shaped_400(caps):
+    headers, body = claude_request()
+    changed = orjson.loads(body)
+    changed["messages"][-1]["content"] = "say something else"
+    with serving(caps["claude"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/messages?beta=true", headers, orjson.dumps(changed))
+        [mm] = srv.server.mismatches
+    assert status == 400
+    doc = json.loads(data)
+    assert doc["type"] == "error" and doc["error"]["type"] == "invalid_request_error"
+    assert doc["error"]["message"].startswith("wirecap replay mismatch: request POST /v1/messages")
+    assert "say something else" in doc["error"]["message"] and mm.diffs
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd", "gzip, br"])
+def test_compressed_request_body_is_decoded_before_matching(caps, encoding):
+    """A request body with a content-encoding (Codebuff SDK 0.10 gzips its requests) matches the
+    recording of the same JSON, and a changed one gets a readable mismatch (not a dropped connection)."""
+    from test_replay_support import encode_as
+
+    headers, body = openai_request()
+    headers = {**headers, "content-encoding": encoding}
+    with serving(caps["openai"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers, encode_as(body, encoding))
+        assert status == 200 and data.rstrip().endswith(b"data: [DONE]")
+        assert srv.server.mismatches == []
+    changed = orjson.loads(body)
+    changed["messages"][1]["content"] = "say something else"
+    with serving(caps["openai"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers,
+                                 encode_as(orjson.dumps(changed), encoding))
+        [mm] = srv.server.mismatches
+    assert status == 400
+    assert json.loads(data)["wirecap"]["diff"] == [
+        '~ messages[1].content: recorded "say hello", live "say something else"']
+
+
+def test_undecodable_binary_body_still_gets_a_json_mismatch(caps):
+    """Bytes that are not what their content-encoding claims are compared as sent; the answer is
+    still a JSON 400 (building it used to raise `TypeError: bytes` and drop the connection)."""
+    headers, _body = openai_request()
+    headers = {**headers, "content-encoding": "gzip"}
+    with serving(caps["openai"]) as srv:
+        status, _rh, data = post(srv.server.port, "/v1/chat/completions", headers, b"\x1f\x8b\xff\xfe not gzip")
+        [mm] = srv.server.mismatches
+    assert status == 400
+    doc = json.loads(data)
+    assert doc["error"]["message"].startswith("wirecap replay mismatch:")
+    assert "replay mismatch" in mm.report()
 
 
 def test_serve_cli_with_port_file_and_ignore(caps, tmp_path):
@@ -205,7 +269,7 @@ def test_serve_cli_with_port_file_and_ignore(caps, tmp_path):
         headers, body = openai_request()
         ignored = orjson.loads(body)
         ignored["stream_options"] = {"include_usage": False}  # ignored by --ignore
-        assert post(port, "/v1/models", headers, b"")[0] == 599
+        assert post(port, "/v1/models", headers, b"")[0] == 400
         assert post(port, "/v1/chat/completions", headers, orjson.dumps(ignored))[0] == 200
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -214,3 +278,47 @@ def test_serve_cli_with_port_file_and_ignore(caps, tmp_path):
     text = err.decode()
     assert "replay mismatch: request POST /v1/models" in text
     assert "(request line)" in text
+
+
+def test_sdk_prompt_mismatch_gets_a_prompt_error_for_its_prompt_id(caps):
+    """Codebuff SDK 0.3.x ends `run()` on a `prompt-error` for its promptId (an `action-error` only
+    emits an event and the run would wait forever); then the close 1008."""
+    msgs = channel_messages(caps["sdk"])
+    c2s = [m for m in msgs if m["dir"] == "c2s"]
+    prompt = json.loads(json.dumps(c2s[0]["json"]))
+    assert prompt["data"]["type"] == "prompt"
+    prompt["data"]["prompt"] = "something else entirely"
+    prompt["data"]["promptId"] = "live-prompt-9"
+
+    async def go(port: int) -> tuple[str, ConnectionClosedError]:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            await ws.send(orjson.dumps(prompt), text=True)
+            told = await asyncio.wait_for(ws.recv(), 10)
+            with pytest.raises(ConnectionClosedError) as ei:
+                await asyncio.wait_for(ws.recv(), 10)
+            return told, ei.value
+
+    with serving(caps["sdk"]) as srv:
+        told, err = asyncio.run(go(srv.server.port))
+        [mm] = srv.server.mismatches
+    data = json.loads(told)["data"]
+    assert data == {"type": "prompt-error", "userInputId": "live-prompt-9", "message": mm.message()}
+    assert "something else entirely" in data["message"]
+    assert err.rcvd.code == 1008 and err.rcvd.reason.startswith("wirecap replay mismatch:")
+
+
+def test_websocket_with_no_recording_left_is_closed_1008(caps):
+    async def go(port: int) -> ConnectionClosedError:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            with pytest.raises(ConnectionClosedError) as ei:
+                await asyncio.wait_for(ws.recv(), 10)
+            return ei.value
+
+    msgs = channel_messages(caps["sdk"])
+    with serving(caps["sdk"]) as srv:
+        # use up the one recorded channel, then connect again
+        asyncio.run(ws_exchange(f"ws://127.0.0.1:{srv.server.port}/ws", [orjson.dumps(msgs[0]["json"])], [1]))
+        err = asyncio.run(go(srv.server.port))
+        assert any(mm.candidate_seq is None for mm in srv.server.mismatches)
+    assert err.rcvd.code == 1008
+    assert err.rcvd.reason == "wirecap replay mismatch: no recorded WebSocket channel left at /ws"

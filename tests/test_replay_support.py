@@ -212,3 +212,26 @@ def channel_messages(path: Path, ch: str | None = None) -> list[dict[str, Any]]:
 
 def env_with_path() -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "")}
+
+
+def encode_as(body: bytes, encoding: str) -> bytes:
+    """`body` with a `content-encoding` applied (`gzip, br`: gzip first, then br), as a client sends it."""
+    import gzip
+    import zlib
+
+    for enc in [e.strip() for e in encoding.split(",")]:
+        if enc == "gzip":
+            body = gzip.compress(body)
+        elif enc == "deflate":
+            body = zlib.compress(body)
+        elif enc == "br":
+            import brotli
+
+            body = brotli.compress(body)
+        elif enc == "zstd":
+            import zstandard
+
+            body = zstandard.ZstdCompressor().compress(body)
+        else:
+            raise ValueError(enc)
+    return body

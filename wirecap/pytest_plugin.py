@@ -7,8 +7,9 @@ Registered through the `pytest11` entry point, so it is active wherever wirecap 
         run_my_agent(backend=url.replace("http", "ws") + "/ws")
 
 The server runs on 127.0.0.1 in a thread with its own event loop and stops at teardown. A client
-message that matches no recording fails the test (with the closest recorded candidate and the
-differing fields); so does a strict-mode 599/1011 the client may have swallowed.
+message that matches no recording fails the test with the same report `replay serve` prints (the
+closest recorded candidate and the aligned differences: an inserted list element is one `+` line);
+so does a strict-mode HTTP 400 / WebSocket 1008 the client may have swallowed.
 """
 
 from __future__ import annotations

@@ -62,8 +62,9 @@ def replay() -> None:
 @click.option("--speed", type=float, default=1.0, show_default=True, metavar="FACTOR", help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--mode", type=click.Choice(["strict", "lenient"]), default="strict", show_default=True,
-              help="strict: an unmatched client message fails (WS close 1011, HTTP 599); lenient: "
-                   "send the next recorded response anyway and log the mismatch.")
+              help="strict: an unmatched client message fails in a form clients do not retry (HTTP 400 "
+                   "with the provider's error shape, WS close 1008); lenient: send the next recorded "
+                   "response anyway and log the mismatch.")
 @click.option("--loop", is_flag=True, help="Let a recording be used again once every one was used.")
 @click.option("--ignore", "ignore", multiple=True, metavar="PATH",
               help="Also ignore this field when matching (path syntax of docs/paths.md; repeatable).")
@@ -74,7 +75,7 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
 
     Each live client message is matched (in order, volatile fields ignored) against the recorded
     one, and the recorded server messages that followed it are sent with their timing. Runs until
-    interrupted (Ctrl-C or SIGTERM).
+    interrupted (Ctrl-C or SIGTERM); exits 1 if any client message went unmatched.
     """
     from wirecap.replay.http_server import ReplayServer, print_mismatch
 

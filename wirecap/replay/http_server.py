@@ -3,7 +3,10 @@
 Plain requests are matched (method, path, normalized body) against the recorded HTTP exchanges and
 get the recorded status, headers and body; SSE bodies are streamed event by event, each one's exact
 bytes at its recorded time. A WebSocket upgrade is handed to `ws_server`. Unmatched traffic fails
-loudly: HTTP 599 with a JSON body (WebSocket: close 1011), and the mismatch goes to `on_mismatch`.
+fast, in a form no client retries: HTTP 400 with an error body shaped like the provider's (Anthropic,
+OpenAI, else generic JSON) whose message starts `wirecap replay mismatch:` (WebSocket: close 1008),
+and the mismatch goes to `on_mismatch`. A request body sent with a content-encoding (gzip, deflate,
+br, zstd) is decoded before it is matched.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ import orjson
 
 from wirecap.capture.sse import body_piece_bytes
 from wirecap.errors import WirecapError
-from wirecap.replay.match import Mismatch, comparable
+from wirecap.replay.match import MESSAGE_PREFIX, Mismatch, comparable
 from wirecap.replay.pool import ScriptPool
 from wirecap.replay.rewrite import Correlator, rewrite_record
-from wirecap.replay.script import ChannelScript, load_scripts
+from wirecap.replay.script import ChannelScript, decode_request_body, load_scripts, request_payload
 from wirecap.replay.timing import Pacer
-from wirecap.replay.ws_server import hand_off, make_ws_server, play_ws
+from wirecap.replay.ws_server import MISMATCH_CLOSE, close_reason, hand_off, make_ws_server, play_ws
 
 # Headers that describe one hop or the recorded encoding, never the replayed body.
 DROP_HEADERS = frozenset({
@@ -33,7 +36,7 @@ DROP_HEADERS = frozenset({
     "content-length", "content-encoding", "proxy-authenticate",
 })
 MAX_HEAD = 256 * 1024
-MISMATCH_STATUS = 599
+MISMATCH_STATUS = 400  # non-retryable for every client (5xx, 408, 409, 429 are retried)
 EARLY = 0.0005
 
 
@@ -266,7 +269,7 @@ class ReplayServer:
         if script is None:
             mm = Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}")
             self.mismatch(mm)
-            await conn.close(1011, "wirecap replay: no recorded WebSocket channel left at " + path[:60])
+            await conn.close(MISMATCH_CLOSE, close_reason(f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"))
             return
         self.log(f"{script.ch}: live WebSocket connection at {path}")
         await play_ws(self, conn, script)
@@ -275,22 +278,23 @@ class ReplayServer:
                     body: bytes) -> bool:
         path = urlsplit(target).path or "/"
         keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
+        body = decode_request_body(body, headers.get("content-encoding"))
         script, mm = self.pool.take_http(method, path, body, strict=self.strict)
         if mm is not None:
             self.mismatch(mm)
         if script is None:
             assert mm is not None
-            data = orjson.dumps(mm.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
-            await c.write(_head(MISMATCH_STATUS, "Replay Mismatch", [
+            data = mismatch_body(mm, self.pool.dialect_of(mm.ch), path)
+            await c.write(_head(MISMATCH_STATUS, _reason(MISMATCH_STATUS), [
                 ("content-type", "application/json"), ("content-length", str(len(data))),
-                ("x-wirecap-replay", "mismatch")], keep) + data)
+                ("x-should-retry", "false"), ("x-wirecap-replay", "mismatch")], keep) + data)
             return keep
         self.log(f"{script.ch}: {method} {target}")
         corr = Correlator()
         if script.request_body and body:
             from wirecap.capture.payload import encode_payload
 
-            corr.learn(comparable(script.request_body[0]), comparable(encode_payload(body)))
+            corr.learn(comparable(request_payload(script)[0]), comparable(encode_payload(body)))
         await self._respond(c, script, method, version, keep, corr)
         return keep
 
@@ -375,6 +379,44 @@ def _head(status: int, reason: str, headers: list[tuple[str, str]], keep: bool) 
     lines += [f"{k}: {v}" for k, v in headers]
     lines.append("connection: keep-alive" if keep else "connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def mismatch_body(mm: Mismatch, dialect: str | None, path: str) -> bytes:
+    """The error document of a mismatch, shaped like the provider's so its client shows the message
+    and gives up: Anthropic `{"type": "error", "error": {"type", "message"}}`, OpenAI `{"error":
+    {"message", "type", "param", "code"}}`, else a generic `{"error": {"message", "type", "code"}}`.
+    Every shape also carries `wirecap`: reason, channel, index, candidate_seq and `diff`, the aligned
+    differences one short line each (never the whole values: some clients print the body)."""
+    msg = mm.message()
+    full = mm.to_json()  # the client gets the aligned lines, not every value (wirecap prints those)
+    detail = {k: full[k] for k in ("reason", "channel", "index", "candidate_seq", "diff")}
+    shape = error_shape(dialect, path)
+    doc: dict[str, Any]
+    if shape == "anthropic":
+        doc = {"type": "error", "error": {"type": "invalid_request_error", "message": msg}}
+    elif shape == "openai":
+        doc = {"error": {"message": msg, "type": "invalid_request_error", "param": None,
+                         "code": "wirecap_replay_mismatch"}}
+    else:
+        doc = {"error": {"message": msg, "type": "wirecap_replay_mismatch", "code": "wirecap_replay_mismatch"},
+               "message": msg}
+    doc["wirecap"] = detail
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def error_shape(dialect: str | None, path: str) -> str:
+    """`anthropic`, `openai` or `generic`: from the channel's dialect, else from the URL path."""
+    d = dialect or ""
+    if d.startswith("anthropic"):
+        return "anthropic"
+    if d.startswith("openai"):
+        return "openai"
+    p = path.rstrip("/")
+    if p.endswith(("/messages", "/messages/count_tokens", "/complete")):
+        return "anthropic"
+    if p.endswith(("/chat/completions", "/responses", "/completions", "/embeddings", "/models")):
+        return "openai"
+    return "generic"
 
 
 def _plain(status: int, text: str) -> bytes:

@@ -15,10 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from wirecap.analysis.idshape import EnvMask, mask_value
-from wirecap.analysis.normalize import MISSING, Normalizer, field_diffs
+from wirecap.analysis.normalize import Normalizer
+from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes
 from wirecap.replay.script import ChannelScript
 
@@ -123,19 +122,22 @@ def describe(value: Any) -> str:
     return "text " + repr(text[:40])
 
 
-def _short(v: Any, n: int = 60) -> str:
-    if v is MISSING:
-        return "(absent)"
-    try:
-        s = orjson.dumps(v).decode("utf-8")
-    except TypeError:
-        s = repr(v)
-    return s if len(s) <= n else s[: n - 3] + "..."
+def _named(value: Any) -> str:
+    """` (action user-input)` for a message with a type; nothing for a body that is only a key list."""
+    d = describe(value)
+    return "" if d.startswith("{") else f" ({d})"
+
+
+MESSAGE_PREFIX = "wirecap replay mismatch: "
 
 
 @dataclass
 class Mismatch:
-    """A live client message that matched no recorded one (or not the one expected next)."""
+    """A live client message that matched no recorded one (or not the one expected next).
+
+    `diffs` are `(path, recorded, live)` from `wirecap.analysis.valuediff.aligned_diffs` (lists
+    aligned: an inserted element is one entry, its missing side `MISSING`). `reason()` is one line,
+    `report()` several (what wirecap prints), `message()` what the live client is told."""
 
     ch: str
     index: int  # 1-based number of the live client message on its channel
@@ -147,41 +149,56 @@ class Mismatch:
     expected_seq: int | None = None
 
     def reason(self) -> str:
-        """One line: the message, the candidate and the first differing field."""
-        head = f"{self.what} #{self.index} ({describe(self.live)}) on {self.ch}"
+        """One line: the message, the candidate and the first difference."""
+        head = f"{self.what} #{self.index}{_named(self.live)} on {self.ch}"
         if self.candidate_seq is None:
             return f"{head}: no recorded {self.what} left to match"
         if not self.diffs and self.expected_seq not in (None, self.candidate_seq):
             return (f"{head} matches recorded seq {self.candidate_seq}, out of order: "
                     f"recorded seq {self.expected_seq} was expected first")
-        s = f"{head} does not match recorded seq {self.candidate_seq} ({describe(self.candidate)})"
+        s = f"{head} does not match recorded seq {self.candidate_seq}{_named(self.candidate)}"
         if self.diffs:
-            p, old, new = self.diffs[0]
-            s += f": {p}: recorded {_short(old, 40)}, live {_short(new, 40)}"
+            s += ": " + render_line(self.diffs[0], 48)
             if len(self.diffs) > 1:
                 s += f" (+{len(self.diffs) - 1} more)"
         return s
 
+    def message(self) -> str:
+        """What the live client is told (an HTTP error message, the start of a WebSocket close reason)."""
+        return MESSAGE_PREFIX + self.reason()
+
+    def brief(self) -> str:
+        """`message()` in about 120 characters (a WebSocket close reason): what, where, first difference."""
+        head = f"{MESSAGE_PREFIX}{self.what} #{self.index}"
+        if self.candidate_seq is None:
+            return f"{head} on {self.ch}: no recorded {self.what} left"
+        if not self.diffs:
+            return f"{head} out of order: recorded seq {self.expected_seq} expected first"
+        more = f" ({len(self.diffs)} differences)" if len(self.diffs) > 1 else ""
+        return f"{head} vs seq {self.candidate_seq}{more}: {render_line(self.diffs[0], 24)}"
+
+    def diff_lines(self, limit: int = 20) -> list[str]:
+        """The differences, aligned, one short line each (`+ tools[17] {...}`, `~ path: recorded .., live ..`)."""
+        return render(self.diffs, limit)
+
     def report(self) -> str:
-        """Several lines for stderr: the reason, then every differing field."""
+        """Several lines for stderr or a test failure: the reason, then the aligned differences."""
         lines = ["replay mismatch: " + self.reason()]
         if self.candidate_seq is not None:
-            lines.append(f"  closest recorded candidate: seq {self.candidate_seq} ({describe(self.candidate)})")
-            for p, old, new in self.diffs[:40]:
-                lines.append(f"    {p}: recorded {_short(old)}  live {_short(new)}")
-            if len(self.diffs) > 40:
-                lines.append(f"    ... {len(self.diffs) - 40} more differing fields")
+            lines.append(f"  closest recorded candidate: seq {self.candidate_seq}{_named(self.candidate)}")
+            lines.extend("    " + line for line in self.diff_lines())
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        """The mismatch as plain JSON values (bytes as text or base64; never raises)."""
         return {
             "error": "wirecap replay: unmatched " + self.what,
             "reason": self.reason(),
             "channel": self.ch,
             "index": self.index,
             "candidate_seq": self.candidate_seq,
-            "diffs": [{"path": p, "recorded": None if o is MISSING else o, "live": None if n is MISSING else n}
-                      for p, o, n in self.diffs],
+            "diff": self.diff_lines(),
+            "diffs": [{"path": p, "recorded": jsonable(o), "live": jsonable(n)} for p, o, n in self.diffs],
         }
 
 
@@ -213,8 +230,8 @@ class Matcher:
         return self.normalize(live, self.env_live) == self.normalize(recorded, self.env_recorded)
 
     def diffs(self, live: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
-        """Field-level differences, recorded first, live second, volatile fields hidden."""
-        return field_diffs(self.normalize(recorded, self.env_recorded), self.normalize(live, self.env_live))
+        """Aligned differences `(path, recorded, live)`, volatile fields hidden."""
+        return aligned_diffs(self.normalize(recorded, self.env_recorded), self.normalize(live, self.env_live))
 
     def closest(self, live: Any, candidates: Iterable[tuple[int | None, Any]]) -> tuple[int | None, Any, list]:
         """(seq, value, diffs) of the candidate with the fewest differing fields; the first on ties."""

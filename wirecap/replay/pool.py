@@ -12,7 +12,7 @@ from typing import Any
 
 from wirecap.capture.payload import encode_payload
 from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable
-from wirecap.replay.script import ChannelScript
+from wirecap.replay.script import ChannelScript, request_payload
 
 
 class ScriptPool:
@@ -34,6 +34,10 @@ class ScriptPool:
         if m is None:
             m = self._matchers[d] = Matcher(self.ignore, d)
         return m
+
+    def dialect_of(self, ch: str) -> str | None:
+        """The dialect of the recorded channel `ch` (None when unknown or not a recorded channel)."""
+        return self._dialects.get(ch)
 
     def ws_paths(self) -> set[str]:
         return {s.path for s in self.scripts if s.kind == "ws"}
@@ -96,7 +100,7 @@ class ScriptPool:
 
 
 def _body_of(s: ChannelScript) -> Any:
-    body = s.request_body
+    body = request_payload(s)
     if not body:
         return None
     if len(body) == 1:

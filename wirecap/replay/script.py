@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from wirecap.capture.payload import encode_payload, payload_bytes
 from wirecap.capture.reader import CaptureReader
+from wirecap.record.bodies import content_encodings, decode_body
 
 
 @dataclass(slots=True)
@@ -85,6 +87,38 @@ class ChannelScript:
     def lines(self) -> bool:
         """A JSON-lines body recorded one `msg` per line (each carries its terminator as `eol`)."""
         return bool(self.response and self.response.get("lines"))
+
+
+def decode_request_body(body: bytes, content_encoding: str | None) -> bytes:
+    """A request body as the server reads it: its `content-encoding` (gzip, deflate, br, zstd,
+    stacked) undone. A body that does not decode as it claims is returned as sent (it then matches
+    only a recording of the same bytes, and the mismatch shows them)."""
+    encs = content_encodings(content_encoding)
+    if not body or not encs:
+        return body
+    try:
+        return decode_body(body, encs)
+    except Exception:  # noqa: BLE001 - zlib.error, brotli.error, ValueError...: keep the bytes as sent
+        return body
+
+
+def request_payload(script: ChannelScript) -> list[dict[str, Any]]:
+    """http: the request body records as they compare with a decoded live body. The recorder stores
+    bodies decoded (it says so in `encoding`); a body kept encoded (an import, an `undecoded` body)
+    whose open headers name a content-encoding is decoded here, when it decodes."""
+    out = script.request_body
+    enc = (script.open.get("headers") or {}).get("content-encoding")
+    if not enc or not isinstance(enc, str):
+        return out
+    fixed: list[dict[str, Any]] = []
+    for rec in out:
+        if "b64" in rec and "encoding" not in rec:
+            raw = payload_bytes(rec)
+            body = decode_request_body(raw, enc)
+            if body is not raw:
+                rec = {**encode_payload(body), "seq": rec.get("seq")}
+        fixed.append(rec)
+    return fixed
 
 
 @dataclass(slots=True)

@@ -4,6 +4,11 @@ The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is
 `websockets` connection here (its sans-I/O protocol does the handshake and framing), and the
 session then waits for each client message, matches it against the recorded one in order, and
 sends the recorded server messages that followed it with their timing, correlation ids rewritten.
+A client message that matches nothing (or comes after the script's end) gets the dialect's own error
+message when it has one (Codebuff: `prompt-error` / `action-error`, which its clients show and end
+the turn on), then the connection is closed with 1008 (policy violation: the server works, the
+client's message is what is wrong; 1011 reads as a server failure) and a reason that starts
+`wirecap replay mismatch:`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
@@ -20,7 +26,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from wirecap.capture.payload import encode_payload, payload_bytes
-from wirecap.replay.match import ChannelMatcher, comparable
+from wirecap.replay.match import CODEBUFF_WS, ChannelMatcher, Mismatch, comparable
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, Reply
 
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger("wirecap.replay.ws")
 _LOG.addHandler(logging.NullHandler())
 _LOG.propagate = False
+
+MISMATCH_CLOSE = CloseCode.POLICY_VIOLATION  # 1008
 
 
 def make_ws_server(replay: ReplayServer) -> Server:
@@ -148,7 +156,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
         if mm is not None:
             replay.mismatch(mm)
             if index is None:
-                await conn.close(CloseCode.INTERNAL_ERROR, _close_reason(mm.reason()))
+                await fail(conn, mm, replay.pool.dialect_of(script.ch))
                 return
         step = steps[index]  # type: ignore[index]
         recorded = comparable(step.client)
@@ -168,7 +176,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
             if mm is not None:
                 replay.mismatch(mm)
                 if replay.strict:
-                    await conn.close(CloseCode.INTERNAL_ERROR, _close_reason(mm.reason()))
+                    await fail(conn, mm, replay.pool.dialect_of(script.ch))
                     return
     except ConnectionClosed:
         return
@@ -179,8 +187,40 @@ def _live_value(msg: bytes | str) -> Any:
     return comparable(encode_payload(msg))
 
 
-def _close_reason(text: str) -> str:
-    """A close reason fits in 123 bytes of UTF-8."""
+async def fail(conn: ServerConnection, mm: Mismatch, dialect: str | None) -> None:
+    """End a session on a mismatch: the dialect's own error message first (so the client shows it
+    and ends its turn), then close 1008 with the short reason."""
+    try:
+        for frame in mismatch_frames(dialect, mm.live, mm.message()):
+            await conn.send(frame, text=True)
+    except ConnectionClosed:
+        return
+    await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
+
+
+def mismatch_frames(dialect: str | None, live: Any, message: str) -> list[str]:
+    """Messages of the dialect that tell its client `message` as an error it ends the turn on.
+
+    Codebuff WS: a `prompt` (SDK 0.3.x) gets `prompt-error` for its promptId (the run resolves with
+    that error); anything else (CLI 1.0.x `user-input`, `init`) gets `action-error`, which the CLI
+    prints as `Error: MESSAGE`. Other dialects: none (the close reason carries the message)."""
+    if dialect != CODEBUFF_WS:
+        return []
+    data = live.get("data") if isinstance(live, dict) else None
+    if isinstance(data, dict) and data.get("type") == "prompt" and isinstance(data.get("promptId"), str):
+        action = {"type": "prompt-error", "userInputId": data["promptId"], "message": message}
+    else:
+        action = {"type": "action-error", "message": message}
+    return [orjson.dumps({"type": "action", "data": action}).decode("utf-8")]
+
+
+def mismatch_reason(mm: Mismatch) -> str:
+    """The close reason of a mismatch: `wirecap replay mismatch: message #2 vs seq 5: ~ data.prompt: ...`."""
+    return close_reason(mm.brief())
+
+
+def close_reason(text: str) -> str:
+    """`text` cut to fit a close frame's reason (123 bytes of UTF-8), never inside a character."""
     b = text.encode("utf-8")
     if len(b) <= 123:
         return text
