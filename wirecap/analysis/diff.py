@@ -638,8 +638,7 @@ _NO_KEY = object()  # (joins no run: items without a seq are runs of their own)
 def _mask(body: bytes, env: EnvMask) -> bytes:
     """Values volatile by shape (ids, times, ports: `wirecap.analysis.idshape`) and this side's
     environment paths, masked in an item's canonical JSON."""
-    env.learn_json(body)
-    return env.apply_json(mask_json(body))
+    return mask_json(body, env)
 
 
 def _is_stderr(ch: str) -> bool:

@@ -6,11 +6,12 @@ catches the rest by what a value looks like, so a capture still matches a run ma
 on another port, in another working directory or HOME. What is masked is a SUBSTRING: the prompt text
 around an id is still compared.
 
-Shapes (each a whole token: not preceded or followed by a letter or digit):
+Shapes (each a whole token: not preceded or followed by a letter, digit, `_` or `-`; every id shape
+holds a DIGIT, a token without one is never an id):
 
 | shape | example | becomes |
 |---|---|---|
-| UUID (any version, any case) | `5fbd64d2-c0cd-5756-9e7f-69d9cb045d7a` | `<uuid>` |
+| UUID (any version, any case; inside a token too) | `5fbd64d2-c0cd-5756-9e7f-69d9cb045d7a` | `<uuid>` |
 | ULID (26 Crockford base32, first char 0-7, letters and digits) | `01ARZ3NDEKTSV4RRFFQ69G5FAV` | `<ulid>` |
 | long hex (16+ digits, one case, letters and digits) | `04673da466324136b527d9b57bdb14c9` | `<hex>` |
 | prefixed random id | `msg_01XFDUDYJgAACzvnptvVoYEL`, `call_2799251657`, `run_25718dc81ab3…` | `msg_<id>` |
@@ -22,9 +23,10 @@ Shapes (each a whole token: not preceded or followed by a letter or digit):
 A prefixed id is `PREFIX_TAIL` or `PREFIX-TAIL` (the prefix one to three letter-led words) whose tail
 (8+ letters and digits) looks random: hex with a digit and a letter; or, after a vendor prefix
 (`msg`, `toolu`, `call`, `resp`, `chatcmpl`, `fc`, `rs`, `req`, `run`, `step`, `item`, `ses`, `prt`,
-`tool`, ...), digits only, mixed case, or 16+ characters with a digit; or 16+ characters with two
-digits and two letters, mixed case or with a digit before its last four characters. So `read_file`, `claude-opus-4-8`, `gpt-4o-2024-08-06`, `backup2024`, a path, a word, a
-token count or any number outside the shapes above are never ids.
+`tool`, ...), digits only, of mixed case, or 16+ characters; or 16+ characters with two digits and
+two letters, of mixed case or with a digit before its last four characters. So `read_file`,
+`file_usage100`, `claude-opus-4-8`, `gpt-4o-2024-08-06`, `backup2024`, a path, a word, a token count
+or any number outside the shapes above are never ids.
 
 In JSON (only), also:
 - a string under an id-named key (`promptId`, `client_id`, `uuid`, `runId`, ...) made of 8+ letters,
@@ -43,7 +45,6 @@ capture (the process's recorded `cwd`), see `EnvMask`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -55,44 +56,148 @@ KNOWN_PREFIXES = frozenset((
     "ws", "turn", "trace", "span", "user", "input", "ci", "mc",
 ))
 
-_B = r"(?:(?<![A-Za-z0-9\\])|(?<=\\[nrtbf]))"  # token start (also right after a JSON escape such as \n)
-_E = r"(?![A-Za-z0-9])"  # token end
-_NOKEY = r'(?!":)'  # not the end of a JSON object key (a masked key could collide with its neighbour)
-_PATTERN = (
-    # 1: an ISO date with an optional time (digits only: cheap to rule out)
-    r"(?:(?<![0-9A-Za-z_\-])|(?<=\\[nrtbf]))(?P<date>(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
-    r"(?P<time>[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?"
-    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?)(?![0-9])"
-    # 2: UUID
-    r"|" + _B + r"(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})" + _E
-    # 3: prefixed id (checked by `_prefixed`)
-    + r"|(?:(?<![A-Za-z0-9_\-\\])|(?<=\\[nrtbf]))(?P<pre>(?:[A-Za-z][A-Za-z0-9]{0,15}[_\-]){1,3})(?P<tail>[A-Za-z0-9]{8,})"
-    r"(?![A-Za-z0-9_\-])" + _NOKEY
-    # 4: ULID or long hex (checked by `_bare`)
-    + r"|" + _B + r"(?P<bare>[0-9A-Za-z]{16,})" + _E + _NOKEY
-    # 5: a loopback address with a port
-    + r"|(?P<host>(?<![0-9A-Za-z.])(?:127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|localhost|0\.0\.0\.0|\[::1\])):"
-    r"[0-9]{2,5}(?![0-9])"
-    # 6: Codex's random chunk id in tool output
-    r"|(?P<chunk>Chunk ID: )[0-9a-f]{4,16}(?![0-9A-Za-z])"
-    # 7: the machine-dependent lines of an agent's environment block (Claude Code, CodeBuddy, opencode)
-    r"|(?P<envk>(?:^|(?<=\")|(?<=\n)|(?<=\\n)|(?<=\n - )|(?<=\\n - )|(?<=\n  )|(?<=\\n  ))"
-    r"(?:Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch)): "
-    r"[^\n\\\"]+"  # (never past the end quote of a JSON string)
-)
-_RE_S = re.compile(_PATTERN)
-_RE_B = re.compile(_PATTERN.encode())
+# Each shape has its own regular expression, built so that the regex engine can skip ahead to the few
+# places where it may start (a literal or a rare first character), and the rarer shapes only run when
+# a plain substring test says they may match: ordinary text costs a few C-level scans, not an attempt
+# of every rule at every position. Tokens (letters, digits, `_`, `-`) are found from their first
+# digit: A TOKEN WITHOUT A DIGIT IS NEVER AN ID (a scan for digit-less ones doubled the cost).
+_TOKCH = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+# (a token's first digit: 8+ token characters from there, or after letters / `_` / `-`; so the engine
+# skips numbers shorter than 8 digits, which are most digits in JSON, without a Python-level step)
+_DIGIT_RUN = r"[0-9](?:[A-Za-z0-9_\-]{7,}|(?<=[A-Za-z_\-][0-9])[A-Za-z0-9_\-]*)"
+_DATE = (r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+         r"(?P<time>[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?"
+         r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?(?![0-9])")
+_HOST = (r"(?<![0-9A-Za-z.])(?P<host>127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|localhost|0\.0\.0\.0|\[::1\]):"
+         r"[0-9]{2,5}(?![0-9])")
+_CHUNK = r"Chunk ID: [0-9a-f]{4,16}(?![0-9A-Za-z])"
+_ENVK = (r"(?:^|(?<=\")|(?<=\n)|(?<=\\n)|(?<=\n - )|(?<=\\n - )|(?<=\n  )|(?<=\\n  ))"
+         r"(?P<envk>Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch): "
+         r"[^\n\\\"]+")  # (never past the end quote of a JSON string)
+_HOST_GATE = ("127.", "localhost:", "0.0.0.0:", "[::1]:")
+# one search for every rarer shape (3x faster than a substring test each; their first characters
+# are few, so the regex engine skips most positions)
+_RARE = (*_HOST_GATE, "Chunk ID: ", "Platform: ", "OS Version: ")
+_ENV_HINTS = ("directory", "<cwd>", '"cwd"', "/.c", "/.local/", "temporary work")
+_UUID = r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9])"
+_PREFIXED = re.compile(r"(?P<pre>(?:[A-Za-z][A-Za-z0-9]{0,15}[_\-]){1,3})(?P<tail>[A-Za-z0-9]{8,})")
+_UUID_S = re.compile(_UUID)
 _ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}|[0-7][0-9a-hjkmnp-tv-z]{25}")
 _HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
 _DIGIT = re.compile(r"[0-9]")
 _ALPHA = re.compile(r"[A-Za-z]")
 
-# JSON only: a key naming an id / a time, and what its value looks like
-_ID_KEY = (r'"(?P<ikey>[A-Za-z0-9_]*(?:[a-z0-9]Id|[a-z0-9]ID|_id|_ID|uuid|Uuid|UUID))":'
-           r'"(?P<ival>(?:[A-Za-z0-9]{1,24}[_.:\-]){0,4}(?P<ilast>[A-Za-z0-9]{8,64}))"')
-_TIME_KEY = (r'"(?P<tkey>(?:[A-Za-z0-9_]*(?:[Tt]imestamp|[Tt]ime|_at|[a-z]At|[Dd]ate))|created|updated|started|ended|'
-             r'completed|start|end|ts|sentAt|sent_at)":(?P<tval>[0-9]{10,19}(?:\.[0-9]+)?)(?=[,}\]])')
-_JSON_RE = re.compile((_ID_KEY + "|" + _TIME_KEY).encode())
+
+def _mask_token(tok: str) -> str:
+    """One token (letters, digits, `_`, `-`; 8+ long, with a digit or a UUID/prefix look) masked."""
+    if "-" in tok and _UUID_S.search(tok):
+        return _UUID_S.sub("<uuid>", tok)
+    m = _PREFIXED.fullmatch(tok)
+    if m is not None:
+        pre = m.group("pre")
+        last = pre[:-1].rsplit("_", 1)[-1].rsplit("-", 1)[-1].lower()
+        return pre + "<id>" if _random_tail(last, m.group("tail")) else tok
+    if len(tok) >= 16 and _ALNUM.fullmatch(tok):
+        return _bare_kind(tok) or tok
+    return tok
+
+
+class _Shapes:
+    """The shape rules compiled for `str` (text) or `bytes` (canonical JSON)."""
+
+    def __init__(self, enc: bool) -> None:
+        def c(p: str) -> re.Pattern[Any]:
+            return re.compile(p.encode() if enc else p)
+
+        def lit(x: str) -> Any:
+            return x.encode() if enc else x
+
+        self.digit_run, self.date = c(_DIGIT_RUN), c(_DATE)
+        self.host, self.chunk, self.envk = c(_HOST), c(_CHUNK), c(_ENVK)
+        self.tokch = frozenset(_TOKCH.encode()) if enc else frozenset(_TOKCH)
+        self.escapes = frozenset(b"nrtbf") if enc else frozenset()  # JSON escapes: `\n` before a token
+        self.backslash = ord("\\") if enc else None
+        self.years = (b"19", b"20") if enc else ("19", "20")
+        self.key_end = lit('":')
+        self.rare = c("|".join(re.escape(g) for g in _RARE))
+        self.host_gate = tuple(lit(g) for g in _HOST_GATE)
+        self.env_gate = (lit("Platform: "), lit("OS Version: "))
+        self.chunk_gate = lit("Chunk ID: ")
+        self.ph = {k: lit(k) for k in ("<time>", "<date>", ":<port>", "Chunk ID: <id>", ": <env>")}
+        self.empty = lit("")
+        self.enc = enc
+        self.cache: dict[Any, Any] = {}  # token -> masked token (tokens repeat: ids, model names)
+
+    def _token(self, tok: Any) -> Any:
+        out = self.cache.get(tok)
+        if out is None:
+            out = _mask_token(tok.decode("ascii") if self.enc else tok)
+            out = out.encode() if self.enc else out
+            if len(self.cache) < 4096:
+                self.cache[tok] = out
+        return out
+
+    def _start(self, s: Any, i: int) -> int:
+        """Where the token holding position i starts (after a JSON escape such as `\n`)."""
+        tokch = self.tokch
+        st = i
+        while st > 0 and s[st - 1] in tokch:
+            st -= 1
+        if self.enc and st > 0 and s[st - 1] == self.backslash and s[st] in self.escapes and st < i:
+            st += 1
+        return st
+
+    def _tokens(self, s: Any) -> Any:
+        """Id-shaped tokens and ISO dates/times, found from each token's first digit."""
+        pieces: list[Any] = []
+        last = 0
+        for m in self.digit_run.finditer(s):
+            i, end = m.start(), m.end()
+            if i < last:
+                continue
+            st = self._start(s, i)
+            if st == i and s[i: i + 2] in self.years:  # (a token can only start with a date)
+                d = self.date.match(s, i)
+                if d is not None:
+                    pieces += (s[last:i], self.ph["<time>"] if d.group("time") else self.ph["<date>"])
+                    last = d.end()
+                    continue
+            if end - st < 8 or s[end: end + 2] == self.key_end:  # (a JSON key: masked keys could collide)
+                continue
+            tok = s[st:end]
+            rep = self._token(tok)
+            if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
+                rep, end = _json_value(s, st, end, tok)  # (JSON: an epoch under a time-named key, ...)
+            if rep != tok:
+                pieces += (s[last:st], rep)
+                last = end
+        if last == 0:
+            return s
+        pieces.append(s[last:])
+        return self.empty.join(pieces)
+
+    def mask(self, s: Any, rare: bool | None = None) -> Any:
+        """`s` masked; `rare=False` says a search for `_RARE` found nothing (skip those shapes)."""
+        if rare is None:
+            rare = self.rare.search(s) is not None
+        if rare:
+            if any(g in s for g in self.host_gate):
+                s = self.host.sub(lambda m: m.group("host") + self.ph[":<port>"], s)
+            if self.chunk_gate in s:
+                s = self.chunk.sub(self.ph["Chunk ID: <id>"], s)
+            if any(g in s for g in self.env_gate):
+                s = self.envk.sub(lambda m: m.group("envk") + self.ph[": <env>"], s)
+        return self._tokens(s)
+
+
+_TEXT = _Shapes(False)
+_JSONB = _Shapes(True)
+
+# JSON only: the key of a whole-value token, checked by `_json_value`
+_ID_KEY = re.compile(rb"[A-Za-z0-9_]*(?:[a-z0-9]Id|[a-z0-9]ID|_id|_ID|uuid|Uuid|UUID)")
+_TIME_KEY = re.compile(rb"[A-Za-z0-9_]*(?:[Tt]imestamp|[Tt]ime|_at|[a-z]At|[Dd]ate)|created|updated|started|ended|"
+                       rb"completed|start|end|ts|sentAt|sent_at")
 
 PLACEHOLDERS = ("<uuid>", "<ulid>", "<hex>", "<id>", "<date>", "<time>", "<port>", "<env>", "<cwd>", "<home>", "<tmp>")
 
@@ -118,55 +223,31 @@ def _bare_kind(tok: str) -> str | None:
     return None
 
 
-def _decide(g: str | None, m: re.Match[Any], dec: Callable[[Any], str]) -> str | None:
-    """The placeholder for match `m` (of group `g`), or None to keep it; `dec` turns a group into str."""
-    if g == "date" or g == "time":
-        return "<time>" if m.group("time") else "<date>"
-    if g == "uuid":
-        return "<uuid>"
-    if g == "tail":
-        pre = dec(m.group("pre"))
-        last = pre[:-1].rsplit("_", 1)[-1].rsplit("-", 1)[-1].lower()
-        return pre + "<id>" if _random_tail(last, dec(m.group("tail"))) else None
-    if g == "bare":
-        return _bare_kind(dec(m.group("bare")))
-    if g == "host":
-        return dec(m.group("host")) + ":<port>"
-    if g == "chunk":
-        return "Chunk ID: <id>"
-    if g == "envk":
-        return dec(m.group("envk")) + ": <env>"
-    return None
+def _json_value(s: bytes, st: int, end: int, tok: bytes) -> tuple[bytes, int]:
+    """A token that is a whole JSON value (`"key":TOKEN` or `"key":"TOKEN"`): an epoch number under a
+    time-named key becomes `"<time>"`, a random string under an id-named key `<id>`; else itself.
+    Returns (replacement, end of what it replaces)."""
+    quoted = s[st - 1] == 0x22
+    k0 = st - (3 if quoted else 2)
+    key = s[s.rfind(b'"', 0, k0) + 1: k0]
+    if quoted:
+        last = _SEGMENTS.split(tok)[-1]
+        if (s[end: end + 1] == b'"' and len(last) >= 8 and _ALPHA_B.search(last) and _DIGIT_B.search(last)
+                and _ID_KEY.fullmatch(key)):
+            return b"<id>", end
+        return tok, end
+    m = _NUMBER_REST.match(s, end)  # (the digits were the token; a fraction may follow)
+    stop = m.end() if m else end
+    if not tok.isdigit() or s[stop: stop + 1] not in (b",", b"}", b"]", b""):
+        return tok, end
+    v = float(s[st:stop])
+    if any(lo <= v < hi for lo, hi in _EPOCHS) and _TIME_KEY.fullmatch(key):
+        return b'"<time>"', stop
+    return tok, end
 
 
-def _same(x: str) -> str:
-    return x
-
-
-def _ascii(x: bytes) -> str:
-    return x.decode("ascii")
-
-
-def _repl_s(m: re.Match[str]) -> str:
-    r = _decide(m.lastgroup, m, _same)
-    return m.group(0) if r is None else r
-
-
-def _repl_b(m: re.Match[bytes]) -> bytes:
-    r = _decide(m.lastgroup, m, _ascii)  # (every group that is read is ASCII by its pattern)
-    return m.group(0) if r is None else r.encode()
-
-
-def _repl_json(m: re.Match[bytes]) -> bytes:
-    if m.lastgroup == "ival":
-        v = m.group("ilast")
-        if not (_DIGIT_B.search(v) and _ALPHA_B.search(v)):
-            return m.group(0)
-        return b'"' + m.group("ikey") + b'":"<id>"'
-    v = float(m.group("tval"))
-    if any(lo <= v < hi for lo, hi in _EPOCHS):
-        return b'"' + m.group("tkey") + b'":"<time>"'
-    return m.group(0)
+_NUMBER_REST = re.compile(rb"\.[0-9]+")
+_SEGMENTS = re.compile(rb"[_\-]")
 
 
 _DIGIT_B = re.compile(rb"[0-9]")
@@ -181,21 +262,23 @@ def mask_text(s: str) -> str:
     underscore or colon are returned as they are, before any regular expression runs."""
     if len(s) < 8 or _MAYBE.search(s) is None:
         return s
-    return _RE_S.sub(_repl_s, s)
+    return _TEXT.mask(s)
 
 
 _MAYBE = re.compile(r"[0-9_\-:]")  # every shape holds a digit, a dash or underscore (a UUID of letters), or a colon
 
 
-def mask_json(b: bytes) -> bytes:
+def mask_json(b: bytes, env: EnvMask | None = None) -> bytes:
     """Canonical JSON bytes (orjson, no spaces) with every id-shaped substring masked, id-named keys'
-    random values and time-named keys' epoch numbers replaced (see the module docstring)."""
+    random values and time-named keys' epoch numbers replaced (see the module docstring); with `env`,
+    that side's environment is learned from `b` and its paths masked too."""
     if len(b) < 8:
         return b
-    out = _RE_B.sub(_repl_b, b)
-    if b'Id":"' in out or b'_id":"' in out or b'ID":"' in out or b'uuid":"' in out or b'":1' in out:
-        out = _JSON_RE.sub(_repl_json, out)
-    return out
+    rare = _JSONB.rare.search(b) is not None
+    if env is not None and (b"/" in b or rare):  # (every environment fragment holds a path)
+        env.learn_json(b)
+    out = _JSONB.mask(b, rare)
+    return out if env is None else env.apply_json(out)
 
 
 def mask_value(value: Any, env: EnvMask | None = None) -> Any:
@@ -210,9 +293,7 @@ def mask_value(value: Any, env: EnvMask | None = None) -> Any:
         raw = orjson.dumps(value)
     except TypeError:
         return value
-    masked = mask_json(raw)
-    if env is not None:
-        masked = env.apply_json(masked)
+    masked = mask_json(raw, env)
     return value if masked == raw else orjson.loads(masked)
 
 
@@ -227,7 +308,7 @@ _ENV_LEARN = tuple((re.compile(rx.encode()), what) for rx, what in (
     (r"Use `" + _PATH + r"` for temporary work", "tmp"),
     (r"Chunk ID: ([0-9a-f]{4,16})(?![0-9A-Za-z])", "id"),  # (the chunk id recurs alone in streamed deltas)
 ))
-_ENV_HINTS = (b"directory", b"<cwd>", b'"cwd"', b"/.c", b"/.local/", b"temporary work", b"Chunk ID: ")
+_ENV_HINT = re.compile("|".join(re.escape(h) for h in (*_ENV_HINTS, "Chunk ID: ")).encode())
 
 
 class EnvMask:
@@ -245,6 +326,7 @@ class EnvMask:
         self._re_s: re.Pattern[str] | None = None
         self._re_b: re.Pattern[bytes] | None = None
         self._subs: dict[str, str] = {}
+        self._any_b: re.Pattern[bytes] | None = None
 
     def add(self, what: str, path: str) -> None:
         if what == "id":  # a token learned as an id: masked wherever it recurs on this side
@@ -259,7 +341,7 @@ class EnvMask:
         self._re_s = self._re_b = None
 
     def learn_json(self, b: bytes) -> None:
-        if not any(h in b for h in _ENV_HINTS):
+        if _ENV_HINT.search(b) is None:
             return
         for rx, what in _ENV_LEARN:
             for m in rx.finditer(b):
@@ -288,6 +370,7 @@ class EnvMask:
         pat = r"(?<![A-Za-z0-9_.])(?:" + alts + r")(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"
         self._re_s = re.compile(pat)
         self._re_b = re.compile(pat.encode())
+        self._any_b = re.compile("|".join(re.escape(k) for k in subs).encode())
 
     def apply_text(self, s: str) -> str:
         if not self.paths:
@@ -303,4 +386,7 @@ class EnvMask:
         if self._re_b is None:
             self._compile()
         assert self._re_b is not None
+        assert self._any_b is not None
+        if self._any_b.search(b) is None:  # (the usual answer, from a search for the plain paths)
+            return b
         return self._re_b.sub(lambda m: self._subs[m.group(0).decode()].encode(), b)
