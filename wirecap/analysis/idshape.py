@@ -18,7 +18,7 @@ holds a DIGIT, a token without one is never an id):
 | ISO 8601 date or date-time | `2026-11-25`, `2026-11-25T06:01:03.572Z` | `<date>`, `<time>` |
 | loopback address with a port | `127.0.0.1:49891`, `localhost:8080` | `127.0.0.1:<port>` |
 | Codex's per-run tool output id | `Chunk ID: 9e2e36` | `Chunk ID: <id>` |
-| a machine-dependent line of an environment block | `\n - OS Version: Linux 6.18`, `\nPlatform: linux` | `OS Version: <env>` |
+| a machine-dependent line of an environment block (one with a `Platform:` or `OS Version:` line) | `\n - OS Version: Linux 6.18`, `\nPlatform: linux` | `OS Version: <env>` |
 
 A prefixed id is `PREFIX_TAIL` or `PREFIX-TAIL` (the prefix one to three letter-led words) whose tail
 (8+ letters and digits) looks random: hex with a digit and a letter; or, after a vendor prefix

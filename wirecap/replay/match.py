@@ -222,8 +222,8 @@ class Matcher:
             value = self._norm(value)
         if not self.shapes:
             return value
-        if env is not None:
-            env.learn_value(value)
+        if env is not None and isinstance(value, str):
+            env.learn(value)  # (JSON values are learned from inside `mask_value`)
         return mask_value(value, env)
 
     def same(self, live: Any, recorded: Any) -> bool:
