@@ -16,7 +16,7 @@ holds a DIGIT, a token without one is never an id):
 | long hex (16+ digits, one case, letters and digits) | `04673da466324136b527d9b57bdb14c9` | `<hex>` |
 | prefixed random id | `msg_01XFDUDYJgAACzvnptvVoYEL`, `call_2799251657`, `run_25718dc81ab3…` | `msg_<id>` |
 | ISO 8601 date or date-time | `2026-11-25`, `2026-11-25T06:01:03.572Z` | `<date>`, `<time>` |
-| loopback address with a port | `127.0.0.1:49891`, `localhost:8080` | `127.0.0.1:<port>` |
+| loopback address (`127.0.0.1`, `localhost`, `0.0.0.0`, `[::1]`) with a port | `127.0.0.1:49891`, `localhost:8080` | `127.0.0.1:<port>` |
 | Codex's per-run tool output id | `Chunk ID: 9e2e36` | `Chunk ID: <id>` |
 | a machine-dependent line of an environment block (one with a `Platform:` or `OS Version:` line) | `\n - OS Version: Linux 6.18`, `\nPlatform: linux` | `OS Version: <env>` |
 
@@ -68,16 +68,16 @@ _DIGIT_RUN = r"[0-9](?:[A-Za-z0-9_\-]{7,}|(?<=[A-Za-z_\-][0-9])[A-Za-z0-9_\-]*)"
 _DATE = (r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
          r"(?P<time>[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?"
          r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?(?![0-9])")
-_HOST = (r"(?<![0-9A-Za-z.])(?P<host>127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|localhost|0\.0\.0\.0|\[::1\]):"
+_HOST = (r"(?<![0-9A-Za-z.])(?P<host>127\.0\.0\.1|localhost|0\.0\.0\.0|\[::1\]):"
          r"[0-9]{2,5}(?![0-9])")
 _CHUNK = r"Chunk ID: [0-9a-f]{4,16}(?![0-9A-Za-z])"
 _ENVK = (r"(?:^|(?<=\")|(?<=\n)|(?<=\\n)|(?<=\n - )|(?<=\\n - )|(?<=\n  )|(?<=\\n  ))"
          r"(?P<envk>Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch): "
          r"[^\n\\\"]+")  # (never past the end quote of a JSON string)
-_HOST_GATE = ("127.", "localhost:", "0.0.0.0:", "[::1]:")
-# one search for every rarer shape (3x faster than a substring test each; their first characters
-# are few, so the regex engine skips most positions)
-_RARE = (*_HOST_GATE, "Chunk ID: ", "Platform: ", "OS Version: ")
+_HOST_GATE = ("127.0.0.1:", "localhost:", "0.0.0.0:", "[::1]:")
+# one search for every rarer shape (3x faster than a substring test each); its literals begin with
+# characters that are rare in JSON (not digits), so the regex engine skips most positions
+_RARE = ("host:", ".0.0.1:", ".0.0.0:", "[::1]:", "Chunk ID: ", "Platform: ", "OS Version: ")
 _ENV_HINTS = ("directory", "<cwd>", '"cwd"', "/.c", "/.local/", "temporary work")
 _UUID = r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9])"
 _PREFIXED = re.compile(r"(?P<pre>(?:[A-Za-z][A-Za-z0-9]{0,15}[_\-]){1,3})(?P<tail>[A-Za-z0-9]{8,})")
