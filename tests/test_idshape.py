@@ -163,6 +163,16 @@ def test_two_real_runs_diff_equal(case, level):
     assert r.equal, [(c.kind, c.fields) for p in r.pairs for c in p.changes][:5]
 
 
+
+@pytest.mark.parametrize(("case", "level"), [("codex-hello", "wire"), ("cb115-tool", "events"),
+                                             ("sdk10-hello", "wire"), ("sdk03-tool", "events")])
+def test_without_shapes_the_same_runs_differ(case, level):
+    """What the shape rules hide is real run-to-run change (ids, paths, ports, dates)."""
+    r = diff_captures(str(RUNS / f"{case}-a.jsonl"), str(RUNS / f"{case}-b.jsonl"), level=level,
+                      context_notes=False, shapes=False)
+    assert not r.equal
+
+
 @pytest.mark.parametrize("level", ["events", "wire"])
 def test_hello_against_tool_run_shows_the_tool_call(level):
     r = diff_captures(str(RUNS / "cb115-hello-a.jsonl"), str(RUNS / "cb115-tool-b.jsonl"), level=level,

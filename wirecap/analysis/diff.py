@@ -1029,8 +1029,10 @@ def _split_ch(ch: str | None) -> tuple[str | None, str | None]:
 
 def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = None, ignore: Iterable[str] = (),
                   keep: Iterable[str] = (), chunks: bool = False, timing_threshold: float | str | None = None,
-                  context_notes: bool = True) -> DiffResult:
-    """Compare two captures (or two universal-event JSONL files). Raises WirecapError on bad input."""
+                  context_notes: bool = True, shapes: bool = True) -> DiffResult:
+    """Compare two captures (or two universal-event JSONL files). Raises WirecapError on bad input.
+    `shapes=False` compares ids, times, ports and paths that are volatile only by their shape
+    (`wirecap.analysis.idshape`) as they are."""
     if level not in LEVELS:
         raise WirecapError(f"unknown level {level!r} (one of {', '.join(LEVELS)})")
     ignore, keep = tuple(ignore), tuple(keep)
@@ -1053,8 +1055,8 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
             def side(path: str, kind: str, c: str | None) -> tuple[list[Unit], list[str]]:
                 warnings: list[str] = []
                 if level == "events":
-                    return _event_units(path, kind, c, ignore, keep, chunks, warnings), warnings
-                return _wire_units(path, c, ignore, keep, warnings), warnings
+                    return _event_units(path, kind, c, ignore, keep, chunks, warnings, shapes), warnings
+                return _wire_units(path, c, ignore, keep, warnings, shapes), warnings
 
             (units_a, warn_a), (units_b, warn_b) = build_both(
                 lambda: side(a, kind_a, ch_a), lambda: side(b, kind_b, ch_b),
@@ -1106,13 +1108,13 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                 chunks: bool, warnings: list[str] | None = None) -> list[Unit]:
+                 chunks: bool, warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
     events = _decode(path, kind, ch, warnings if warnings is not None else [])
     first = next(events, None)
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
     builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
-                          unit_of=(lambda c: "picked") if ch is not None else unit_key)
+                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes)
     try:
         if first is not None:
             builder.feed(first)
@@ -1128,10 +1130,10 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
 
 
 def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                warnings: list[str] | None = None) -> list[Unit]:
+                warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
     from wirecap.capture.reader import CaptureReader
 
-    builder = WireBuilder(ignore, keep, only=ch)
+    builder = WireBuilder(ignore, keep, only=ch, shapes=shapes)
     with CaptureReader(path) as reader:
         for rec in reader:
             builder.feed(rec)
