@@ -245,3 +245,9 @@ def test_masking_json_always_gives_json_and_agrees_with_text_masking(value):
     masked = orjson.loads(mask_json(orjson.dumps(value)))  # never breaks the JSON
     if isinstance(value, str) and "\\" not in value and not any(c in value for c in "\n\t"):
         assert masked == mask_text(value)
+
+
+def test_env_learns_no_url_host_as_home():
+    env = EnvMask()
+    env.learn("see https://example.com/.config/x and /home/al/.claude/settings.json")
+    assert env.paths == {"/home/al": "<home>"}

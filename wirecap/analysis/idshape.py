@@ -335,7 +335,7 @@ class EnvMask:
                 self._re_s = self._re_b = None
             return
         path = path.rstrip("/")
-        if len(path) < 4 or not path.startswith("/") or path in self.paths or "<" in path:
+        if len(path) < 4 or not path.startswith("/") or path.startswith("//") or path in self.paths or "<" in path:
             return
         self.paths[path] = f"<{what}>"
         self._re_s = self._re_b = None
