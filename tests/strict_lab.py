@@ -56,6 +56,12 @@ def _codex(name: str, mode: str, prompt: str) -> Case:
 CASES: dict[str, Case] = {c.name: c for c in (
     mc.claude("claude-hello", "text", ["-p", "say hello", *SJ]),
     mc.claude("claude-tool", "tool_bash", ["-p", "run echo hi", *SJ, "--allowedTools", "Bash(echo:*)"]),
+    mc.claude("claude-tool-read", "tool_read", ["-p", "read the file", *SJ, "--allowedTools", "Read"]),
+    mc.claude("claude-think", "think", ["-p", "think, then say hello", *SJ]),
+    mc.claude("claude-http-error", "http_error", ["-p", "say hello", *SJ], extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"},
+              fake_args=["--error-status", "529", "--error-type", "overloaded_error"]),
+    mc.claude("claude-sse-error", "sse_error", ["-p", "say hello", *SJ, "--include-partial-messages"],
+              extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, fake_args=["--error-type", "overloaded_error"]),
     Case("codebuddy-hello", "fake_openai.py", ["--mode", "text"], [_CBBIN, "-p", "say hello", *SJ], _CB,
          home="codebuddy", dialect="codebuddy"),
     Case("codebuddy-tool", "fake_openai.py", ["--mode", "tool"],
