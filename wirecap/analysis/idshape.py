@@ -68,17 +68,19 @@ _DIGIT_RUN = r"[0-9](?:[A-Za-z0-9_\-]{7,}|(?<=[A-Za-z_\-][0-9])[A-Za-z0-9_\-]*)"
 _DATE = (r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
          r"(?P<time>[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?"
          r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?(?![0-9])")
-_HOST = (r"(?<![0-9A-Za-z.])(?P<host>127\.0\.0\.1|localhost|0\.0\.0\.0|\[::1\]):"
-         r"[0-9]{2,5}(?![0-9])")
+# (these begin with their literal text, so the regex engine can skip to it; what must precede them is
+# checked in the callback, as a look-behind first would make the engine try every position)
+_HOST = r"(?P<host>127\.0\.0\.1|localhost|0\.0\.0\.0|\[::1\]):[0-9]{2,5}(?![0-9])"
 _CHUNK = r"Chunk ID: [0-9a-f]{4,16}(?![0-9A-Za-z])"
-_ENVK = (r"(?:^|(?<=\")|(?<=\n)|(?<=\\n)|(?<=\n - )|(?<=\\n - )|(?<=\n  )|(?<=\\n  ))"
-         r"(?P<envk>Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch): "
+_ENVK = (r"(?P<envk>Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch): "
          r"[^\n\\\"]+")  # (never past the end quote of a JSON string)
 _HOST_GATE = ("127.0.0.1:", "localhost:", "0.0.0.0:", "[::1]:")
 # one search for every rarer shape (3x faster than a substring test each); its literals begin with
 # characters that are rare in JSON (not digits), so the regex engine skips most positions
 _RARE = ("host:", ".0.0.1:", ".0.0.0:", "[::1]:", "Chunk ID: ", "Platform: ", "OS Version: ")
-_ENV_HINTS = ("directory", "<cwd>", '"cwd"', "/.c", "/.local/", "temporary work")
+# (a gate for `EnvMask.learn_json`: every fragment it learns from holds one of these; they begin with
+# characters that are not frequent in JSON, so the regex engine skips most positions)
+_ENV_HINTS = ("y: /", "y:/", "<cwd>", 'wd":"', 'wd": "', "/.c", "/.l", "porary work")
 _UUID = r"(?<![A-Za-z0-9])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9])"
 _PREFIXED = re.compile(r"(?P<pre>(?:[A-Za-z][A-Za-z0-9]{0,15}[_\-]){1,3})(?P<tail>[A-Za-z0-9]{8,})")
 _UUID_S = re.compile(_UUID)
@@ -126,6 +128,9 @@ class _Shapes:
         self.chunk_gate = lit("Chunk ID: ")
         self.ph = {k: lit(k) for k in ("<time>", "<date>", ":<port>", "Chunk ID: <id>", ": <env>")}
         self.empty = lit("")
+        self.dot = lit(".")
+        # what may precede an environment line: a line start (also a JSON `\n`), a ` - ` bullet, an indent
+        self.line_starts = frozenset(lit(x) for x in ('"', "\n", "\\n", "\n - ", "\\n - ", "\n  ", "\\n  "))
         self.enc = enc
         self.cache: dict[Any, Any] = {}  # token -> masked token (tokens repeat: ids, model names)
 
@@ -177,17 +182,30 @@ class _Shapes:
         pieces.append(s[last:])
         return self.empty.join(pieces)
 
+    def _host(self, m: re.Match[Any]) -> Any:
+        i = m.start()
+        prev = m.string[i - 1: i]
+        if prev and (prev.isalnum() or prev in self.dot) and prev.isascii():  # (not `x127.0.0.1`, `a.localhost`)
+            return m.group(0)
+        return m.group("host") + self.ph[":<port>"]
+
+    def _envk(self, m: re.Match[Any]) -> Any:
+        s, i = m.string, m.start()
+        if i == 0 or any(s[max(0, i - k): i] in self.line_starts for k in (1, 2, 3, 4, 5)):
+            return m.group("envk") + self.ph[": <env>"]
+        return m.group(0)
+
     def mask(self, s: Any, rare: bool | None = None) -> Any:
         """`s` masked; `rare=False` says a search for `_RARE` found nothing (skip those shapes)."""
         if rare is None:
             rare = self.rare.search(s) is not None
         if rare:
             if any(g in s for g in self.host_gate):
-                s = self.host.sub(lambda m: m.group("host") + self.ph[":<port>"], s)
+                s = self.host.sub(self._host, s)
             if self.chunk_gate in s:
                 s = self.chunk.sub(self.ph["Chunk ID: <id>"], s)
             if any(g in s for g in self.env_gate):
-                s = self.envk.sub(lambda m: m.group("envk") + self.ph[": <env>"], s)
+                s = self.envk.sub(self._envk, s)
         return self._tokens(s)
 
 
@@ -367,7 +385,7 @@ class EnvMask:
                         subs.setdefault(slug, ph)
         self._subs = subs
         alts = "|".join(re.escape(p) for p in sorted(subs, key=len, reverse=True))
-        pat = r"(?<![A-Za-z0-9_.])(?:" + alts + r")(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"
+        pat = r"(?:" + alts + r")(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"  # (the left side: `_sub_*`)
         self._re_s = re.compile(pat)
         self._re_b = re.compile(pat.encode())
         self._any_b = re.compile("|".join(re.escape(k) for k in subs).encode())
@@ -378,7 +396,7 @@ class EnvMask:
         if self._re_s is None:
             self._compile()
         assert self._re_s is not None
-        return self._re_s.sub(lambda m: self._subs[m.group(0)], s)
+        return self._re_s.sub(self._sub_s, s)
 
     def apply_json(self, b: bytes) -> bytes:
         if not self.paths:
@@ -389,4 +407,16 @@ class EnvMask:
         assert self._any_b is not None
         if self._any_b.search(b) is None:  # (the usual answer, from a search for the plain paths)
             return b
-        return self._re_b.sub(lambda m: self._subs[m.group(0).decode()].encode(), b)
+        return self._re_b.sub(self._sub_b, b)
+
+    def _sub_s(self, m: re.Match[str]) -> str:
+        prev = m.string[m.start() - 1: m.start()]
+        if prev and prev.isascii() and (prev.isalnum() or prev in "_."):  # (a whole path: not `/x/tmp/a`)
+            return m.group(0)
+        return self._subs[m.group(0)]
+
+    def _sub_b(self, m: re.Match[bytes]) -> bytes:
+        prev = m.string[m.start() - 1: m.start()]
+        if prev and (prev.isalnum() or prev in b"_."):
+            return m.group(0)
+        return self._subs[m.group(0).decode()].encode()
