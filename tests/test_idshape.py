@@ -233,7 +233,8 @@ def test_stderr_order_is_not_a_difference_but_its_lines_are(tmp_path, level):
 tricky = st.lists(st.sampled_from(['"', "\\", "\n", "\t", " ", "a", "Z", "0", "7", "-", "_", ":", "/", "é", "Platform: ",
                                    "\n - OS Version: ", "Chunk ID: ", "127.0.0.1:", "msg_", "2026-11-25", "T06:01:03Z",
                                    str(uuid.UUID(int=7)), "04673da466324136b527"]), max_size=12).map("".join)
-json_values = st.recursive(st.none() | st.integers(0, 2 * 10**12) | tricky,
+json_values = st.recursive(st.none() | st.integers(0, 2 * 10**12) | st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False,
+                           allow_infinity=False) | st.sampled_from([1.0000000000000002e+16, 1e-7, 1764050463.572]) | tricky,
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
                                st.sampled_from(["id", "promptId", "createdAt", "text", "x"]) | tricky, inner, max_size=3),
                            max_leaves=8)
@@ -242,7 +243,8 @@ json_values = st.recursive(st.none() | st.integers(0, 2 * 10**12) | tricky,
 @settings(max_examples=500, deadline=None)
 @given(json_values)
 def test_masking_json_always_gives_json_and_agrees_with_text_masking(value):
-    masked = orjson.loads(mask_json(orjson.dumps(value)))  # never breaks the JSON
+    masked = orjson.loads(mask_json(orjson.dumps(value)))  # never breaks the JSON (numbers included)
+    assert mask_value(value) is not None or value is None
     if isinstance(value, str) and "\\" not in value and not any(c in value for c in "\n\t"):
         assert masked == mask_text(value)
 

@@ -129,6 +129,7 @@ class _Shapes:
         self.ph = {k: lit(k) for k in ("<time>", "<date>", ":<port>", "Chunk ID: <id>", ": <env>")}
         self.empty = lit("")
         self.dot = lit(".")
+        self.number_before = frozenset((b":", b",", b"[", b".", b"+", b"-"))
         # what may precede an environment line: a line start (also a JSON `\n`), a ` - ` bullet, an indent
         self.line_starts = frozenset(lit(x) for x in ('"', "\n", "\\n", "\n - ", "\\n - ", "\n  ", "\\n  "))
         self.enc = enc
@@ -171,6 +172,8 @@ class _Shapes:
             if end - st < 8 or s[end: end + 2] == self.key_end:  # (a JSON key: masked keys could collide)
                 continue
             tok = s[st:end]
+            if self.enc and s[st - 1: st] in self.number_before and _NUMBER_PART.fullmatch(tok):
+                continue  # (part of a JSON number, `1.0000000000000002e+16`: never a string's token)
             rep = self._token(tok)
             if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
                 rep, end = _json_value(s, st, end, tok)  # (JSON: an epoch under a time-named key, ...)
@@ -265,6 +268,7 @@ def _json_value(s: bytes, st: int, end: int, tok: bytes) -> tuple[bytes, int]:
 
 
 _NUMBER_REST = re.compile(rb"\.[0-9]+")
+_NUMBER_PART = re.compile(rb"[0-9]+(?:[eE][0-9]*)?")
 _SEGMENTS = re.compile(rb"[_\-]")
 
 
