@@ -130,6 +130,7 @@ class _Shapes:
         self.empty = lit("")
         self.dot = lit(".")
         self.number_before = frozenset((b":", b",", b"[", b".", b"+", b"-"))
+        self.number_inside = frozenset((b".", b"+", b"-"))
         # what may precede an environment line: a line start (also a JSON `\n`), a ` - ` bullet, an indent
         self.line_starts = frozenset(lit(x) for x in ('"', "\n", "\\n", "\n - ", "\\n - ", "\n  ", "\\n  "))
         self.enc = enc
@@ -172,7 +173,8 @@ class _Shapes:
             if end - st < 8 or s[end: end + 2] == self.key_end:  # (a JSON key: masked keys could collide)
                 continue
             tok = s[st:end]
-            if self.enc and s[st - 1: st] in self.number_before and _NUMBER_PART.fullmatch(tok):
+            if self.enc and s[st - 1: st] in self.number_before and _NUMBER_PART.fullmatch(tok) \
+                    and (s[st - 1: st] in self.number_inside or b"e" in tok or b"E" in tok):
                 continue  # (part of a JSON number, `1.0000000000000002e+16`: never a string's token)
             rep = self._token(tok)
             if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
