@@ -39,7 +39,20 @@ DEFAULT_VOLATILE: dict[str, tuple[str, ...]] = {
     ),
     "anthropic": ("metadata.user_id",),
     "openai": ("user", "metadata.user_id"),
+    # what an analytics request carries depends on the client's flush timer, not on the conversation
+    "telemetry": ("batch", "sent_at", "**.timestamp", "**.uuid", "properties"),
 }
+
+# Analytics endpoints (PostHog's, as the Codebuff SDK 0.10 sends them): two events land in one batch in
+# one run and in two batches in the next, so a live request to one of these matches any recorded one
+# of its route whatever it holds, and a recording may answer again (see `ScriptPool.take_http`).
+TELEMETRY = "telemetry"
+TELEMETRY_PATHS = frozenset(("/batch", "/capture", "/i/v0/e", "/decide", "/flags"))
+
+
+def is_telemetry(path: str) -> bool:
+    """Whether an HTTP path (without its query) is an analytics endpoint."""
+    return path.rstrip("/") in TELEMETRY_PATHS
 
 # Placeholders of secrets: the live value is the secret itself, never the placeholder.
 SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
@@ -50,6 +63,8 @@ def channel_dialect(script: ChannelScript) -> str | None:
     hint = script.open.get("dialect")
     if isinstance(hint, str) and hint:
         return hint
+    if script.kind == "http" and is_telemetry(script.path):
+        return TELEMETRY
     first = [m for s in script.steps[:3] for m in ([s.client] if s.client else []) + [r.record for r in s.replies[:2]]]
     try:
         from wirecap.dialects import detect_channel  # type: ignore[attr-defined]
