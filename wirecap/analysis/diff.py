@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from wirecap.analysis.align import align
-from wirecap.analysis.idshape import EnvMask, mask_json, mask_text
+from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both
 from wirecap.errors import CaptureFormatError, WirecapError
@@ -365,7 +365,20 @@ def read_event_file(path: str) -> Iterator[Event]:
             yield Event.from_json(obj)
 
 
-def _decode(path: str, kind: str, ch: str | None, warnings: list[str]) -> Iterator[Event]:
+def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str]) -> Iterator[dict[str, Any]]:
+    """The records, noting in `skip` the channels of analytics requests (`idshape.is_telemetry`)."""
+    for rec in records:
+        if rec.get("type") == "open" and rec.get("kind") == "http" and _telemetry_url(rec.get("url")):
+            skip.add(rec["ch"])
+        yield rec
+
+
+def _telemetry_url(url: Any) -> bool:
+    p = _url_path(url)
+    return p is not None and is_telemetry(p)
+
+
+def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False) -> Iterator[Event]:
     """Events of one side; the reader's complaints (skipped lines, an interrupted capture) go to `warnings`."""
     if kind == "events":
         for ev in read_event_file(path):
@@ -380,7 +393,13 @@ def _decode(path: str, kind: str, ch: str | None, warnings: list[str]) -> Iterat
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        yield from decode_records(reader, ch=ch)
+        if not shapes:
+            yield from decode_records(reader, ch=ch)
+        else:  # analytics batches follow the client's flush timer, not the run: left out
+            skip: set[str] = set()
+            for ev in decode_records(_without_telemetry(reader, skip), ch=ch):
+                if ev.ch not in skip:
+                    yield ev
         warnings.extend(reader.report())
 
 
@@ -720,6 +739,7 @@ class WireBuilder:
         self._norm: dict[str, Normalizer] = {}
         self._counts: dict[tuple[str, str], int] = {}
         self._norm_cache: dict[str | None, Normalizer] = {}
+        self._skip: set[str] = set()
 
     def _normalizer(self, dialect: str | None) -> Normalizer:
         n = self._norm_cache.get(dialect)
@@ -738,6 +758,10 @@ class WireBuilder:
             self._opens[ch] = rec
             if self.env is not None and isinstance(rec.get("cwd"), str):
                 self.env.add("cwd", rec["cwd"])
+            if self.env is not None and rec.get("kind") == "http" and _telemetry_url(rec.get("url")):
+                self._skip.add(ch)  # (analytics batches follow the client's flush timer: left out)
+        if ch in self._skip:
+            return
         u = self.units.get(ch)
         if u is None:
             o = self._opens.get(ch, {})
@@ -1109,7 +1133,7 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
                  chunks: bool, warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
-    events = _decode(path, kind, ch, warnings if warnings is not None else [])
+    events = _decode(path, kind, ch, warnings if warnings is not None else [], shapes)
     first = next(events, None)
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]

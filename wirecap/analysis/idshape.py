@@ -214,6 +214,17 @@ class _Shapes:
         return self._tokens(s)
 
 
+# Analytics endpoints (PostHog's, as the Codebuff SDK 0.10 sends them): the client flushes its events
+# on a timer, so two events share one request in one run and travel in two in the next. Replay answers
+# them whatever they hold; diff leaves them out.
+TELEMETRY_PATHS = frozenset(("/batch", "/capture", "/i/v0/e", "/decide", "/flags"))
+
+
+def is_telemetry(path: str) -> bool:
+    """Whether an HTTP path (without its query) is an analytics endpoint."""
+    return path.rstrip("/") in TELEMETRY_PATHS
+
+
 _TEXT = _Shapes(False)
 _JSONB = _Shapes(True)
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirecap.analysis.idshape import EnvMask, mask_value
+from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_value
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes
@@ -43,16 +43,9 @@ DEFAULT_VOLATILE: dict[str, tuple[str, ...]] = {
     "telemetry": ("batch", "sent_at", "**.timestamp", "**.uuid", "properties"),
 }
 
-# Analytics endpoints (PostHog's, as the Codebuff SDK 0.10 sends them): two events land in one batch in
-# one run and in two batches in the next, so a live request to one of these matches any recorded one
-# of its route whatever it holds, and a recording may answer again (see `ScriptPool.take_http`).
+# Analytics endpoints (`idshape.is_telemetry`): a live request to one matches any recorded one of its
+# route whatever it holds, and a recording may answer again (see `ScriptPool.take_http`).
 TELEMETRY = "telemetry"
-TELEMETRY_PATHS = frozenset(("/batch", "/capture", "/i/v0/e", "/decide", "/flags"))
-
-
-def is_telemetry(path: str) -> bool:
-    """Whether an HTTP path (without its query) is an analytics endpoint."""
-    return path.rstrip("/") in TELEMETRY_PATHS
 
 # Placeholders of secrets: the live value is the secret itself, never the placeholder.
 SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
