@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from wirecap.analysis.align import align
-from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_json, mask_text
+from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both
 from wirecap.errors import CaptureFormatError, WirecapError
@@ -667,11 +667,13 @@ def _is_stderr(ch: str) -> bool:
 def _stderr_last(items: list[Item]) -> list[Item]:
     """stderr is compared as a multiset of lines: a process's diagnostics come from concurrent parts of
     it (a background flush, a retry), so their order among themselves and against stdout is not
-    behaviour. Items from a stderr channel go last, sorted by content, and every kind is renumbered."""
+    behaviour. Items from a stderr channel go last, sorted by content, and every kind is renumbered.
+    A line that logs an analytics request (names its URL) is left out with the request."""
     if not any(_is_stderr(it.ch) for it in items):
         return items
     rest = [it for it in items if not _is_stderr(it.ch)]
-    err = sorted((it for it in items if _is_stderr(it.ch)), key=lambda it: (it.kind, it.body))
+    err = sorted((it for it in items if _is_stderr(it.ch) and not TELEMETRY_URL.search(it.body)),
+                 key=lambda it: (it.kind, it.body))
     out = rest + err
     counts: dict[str, int] = {}
     for it in out:
@@ -843,7 +845,8 @@ class WireBuilder:
             self._detect(self.units[key])
         for u in self.units.values():
             if u.kind == "pipe" and _is_stderr(u.key):  # a multiset of lines (see `_stderr_last`)
-                msgs = sorted((it for it in u.items if it.kind == "msg"), key=lambda it: it.body)
+                msgs = sorted((it for it in u.items if it.kind == "msg" and not TELEMETRY_URL.search(it.body)),
+                              key=lambda it: it.body)
                 for i, it in enumerate(msgs):
                     it.index = i
                 u.items = msgs + [it for it in u.items if it.kind != "msg"]

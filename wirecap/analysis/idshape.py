@@ -225,6 +225,10 @@ def is_telemetry(path: str) -> bool:
     return path.rstrip("/") in TELEMETRY_PATHS
 
 
+# a log line naming an analytics request's URL (a fetch shim's `POST https://host/batch/ -> ...`)
+TELEMETRY_URL = re.compile(rb"https?://[^\s\"/]+(?:/(?:batch|capture|i/v0/e|decide|flags))/?(?=[\s\"?]|$)")
+
+
 _TEXT = _Shapes(False)
 _JSONB = _Shapes(True)
 
