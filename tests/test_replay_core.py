@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -136,3 +138,25 @@ def test_correlator_maps_tool_call_request_id():
     value, changed = corr.rewrite({"type": "action", "txid": 1,
                                    "data": {"type": "tool-call-response", "requestId": "req_A"}})
     assert changed and value["data"]["requestId"] == "req_B" and value["txid"] == 1
+
+
+def test_analytics_batches_match_whatever_they_hold_and_however_many():
+    """PostHog batches follow the client's flush timer: two events in one request in the recording,
+    one per request live (a real Codebuff SDK 0.10 run). Every live batch is answered, none is a mismatch;
+    a chat request is still matched strictly."""
+    from pathlib import Path
+
+    from wirecap.replay.pool import ScriptPool
+
+    cap = Path(__file__).parent / "fixtures" / "captures" / "runs" / "sdk10-hello-a.jsonl"
+    scripts = build_scripts(read_records(str(cap)))
+    pool = ScriptPool(scripts)
+    batches = [s for s in scripts if s.kind == "http" and s.path == "/batch/"]
+    assert batches and all(channel_dialect(s) == "telemetry" for s in batches)
+    event = {"event": "x", "properties": {"promptId": "abc"}, "type": "capture", "timestamp": "2026-11-25T06:00:00Z"}
+    for n in (1, 2, 1, 1, 3, 1, 1, 1):  # more requests than were recorded, each holding other events
+        body = json.dumps({"api_key": "k", "batch": [event] * n, "sent_at": "2026-11-25T06:00:01Z"}).encode()
+        sc, mm = pool.take_http("POST", "/batch/", body)
+        assert sc is not None and mm is None
+    sc, mm = pool.take_http("POST", "/api/v1/chat/completions", b'{"model": "x", "messages": []}')
+    assert sc is None and mm is not None

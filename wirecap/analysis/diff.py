@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from wirecap.analysis.align import align
+from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both
 from wirecap.dialects.base import DETECT_MSGS
@@ -57,6 +58,9 @@ EVENT_VOLATILE = (
     "*[*].call_id",
     "*[*].result.call_id",
     "*[*].request_id",
+    "*[*].prompt_id",
+    "*[*].fingerprint_id",
+    "*[*].thread_id",
     "*[*].uuid",
     "*[*].duration_ms",
     "*[*].duration_api_ms",
@@ -364,7 +368,20 @@ def read_event_file(path: str) -> Iterator[Event]:
             yield Event.from_json(obj)
 
 
-def _decode(path: str, kind: str, ch: str | None, warnings: list[str]) -> Iterator[Event]:
+def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str]) -> Iterator[dict[str, Any]]:
+    """The records, noting in `skip` the channels of analytics requests (`idshape.is_telemetry`)."""
+    for rec in records:
+        if rec.get("type") == "open" and rec.get("kind") == "http" and _telemetry_url(rec.get("url")):
+            skip.add(rec["ch"])
+        yield rec
+
+
+def _telemetry_url(url: Any) -> bool:
+    p = _url_path(url)
+    return p is not None and is_telemetry(p)
+
+
+def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False) -> Iterator[Event]:
     """Events of one side; the reader's complaints (skipped lines, an interrupted capture) go to `warnings`."""
     if kind == "events":
         for ev in read_event_file(path):
@@ -379,7 +396,13 @@ def _decode(path: str, kind: str, ch: str | None, warnings: list[str]) -> Iterat
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        yield from decode_records(reader, ch=ch)
+        if not shapes:
+            yield from decode_records(reader, ch=ch)
+        else:  # analytics batches follow the client's flush timer, not the run: left out
+            skip: set[str] = set()
+            for ev in decode_records(_without_telemetry(reader, skip), ch=ch):
+                if ev.ch not in skip:
+                    yield ev
         warnings.extend(reader.report())
 
 
@@ -420,8 +443,9 @@ class ItemBuilder:
     compact form (canonical bytes) as soon as nothing can change it any more (a tool call once its
     result is complete), so memory holds only the items still open, not the decoded events."""
 
-    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key) -> None:
+    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True) -> None:
         self.normalizer = normalizer
+        self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.chunks = chunks
         self.unit_of = unit_of
         self.units: dict[str, Unit] = {}
@@ -552,7 +576,7 @@ class ItemBuilder:
     def finish(self) -> dict[str, Unit]:
         for key, slots in self._slots.items():
             u = self.units[key]
-            u.items = _usage_first([s if s.__class__ is Item else self._item(s) for s in slots])  # type: ignore[arg-type]
+            u.items = _stderr_last(_usage_first([s if s.__class__ is Item else self._item(s) for s in slots]))  # type: ignore[arg-type]
         self._slots.clear()
         self._open.clear()
         self._calls.clear()
@@ -592,6 +616,9 @@ class ItemBuilder:
             content = dict(data)
             if role is not None:
                 content["role"] = role
+            if kind == "unparsed" and isinstance(content.get("reason"), str) and ch in content["reason"]:
+                # (a channel's name is its position in the capture, not what was said on it)
+                content["reason"] = content["reason"].replace(f" {ch}:", " <ch>:").replace(f" {ch} ", " <ch> ")
             sig = (kind, _sig_hint(kind, content))
         if self._index_free:  # every item of a kind normalizes alike
             norm = self._norm_of.get(kind)
@@ -602,6 +629,8 @@ class ItemBuilder:
             body = _canon(self.normalizer(content, (kind, index), fingerprints=False))
         if body.find(_REDACTED) >= 0:  # placeholders: compared without their fingerprints
             body = _canon(self.normalizer(content, (kind, index)))
+        if self.env is not None:
+            body = _mask(body, self.env)
         return Item(kind, index, sig, body, seq, ch, t)
 
 
@@ -626,6 +655,35 @@ def _usage_first(slots: list[Item]) -> list[Item]:
 
 
 _NO_KEY = object()  # (joins no run: items without a seq are runs of their own)
+
+
+def _mask(body: bytes, env: EnvMask) -> bytes:
+    """Values volatile by shape (ids, times, ports: `wirecap.analysis.idshape`) and this side's
+    environment paths, masked in an item's canonical JSON."""
+    return mask_json(body, env)
+
+
+def _is_stderr(ch: str) -> bool:
+    return ch == "stderr" or ch.startswith("stderr-")
+
+
+def _stderr_last(items: list[Item]) -> list[Item]:
+    """stderr is compared as a multiset of lines: a process's diagnostics come from concurrent parts of
+    it (a background flush, a retry), so their order among themselves and against stdout is not
+    behaviour. Items from a stderr channel go last, sorted by content, and every kind is renumbered.
+    A line that logs an analytics request (names its URL) is left out with the request."""
+    if not any(_is_stderr(it.ch) for it in items):
+        return items
+    rest = [it for it in items if not _is_stderr(it.ch)]
+    err = sorted((it for it in items if _is_stderr(it.ch) and not TELEMETRY_URL.search(it.body)),
+                 key=lambda it: (it.kind, it.body))
+    out = rest + err
+    counts: dict[str, int] = {}
+    for it in out:
+        n = counts.get(it.kind, 0)
+        counts[it.kind] = n + 1
+        it.index = n
+    return out
 
 
 def _sig_hint(kind: str, content: dict[str, Any]) -> Any:
@@ -674,8 +732,10 @@ class WireBuilder:
 
     DETECT_AFTER = DETECT_MSGS  # as many first messages as the decoders' detection reads
 
-    def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None) -> None:
+    def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None,
+                 shapes: bool = True) -> None:
         self.ignore = ignore
+        self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.keep = keep
         self.only = only
         self.units: dict[str, Unit] = {}
@@ -684,6 +744,7 @@ class WireBuilder:
         self._norm: dict[str, Normalizer] = {}
         self._counts: dict[tuple[str, str], int] = {}
         self._norm_cache: dict[str | None, Normalizer] = {}
+        self._skip: set[str] = set()
 
     def _normalizer(self, dialect: str | None) -> Normalizer:
         n = self._norm_cache.get(dialect)
@@ -700,6 +761,12 @@ class WireBuilder:
             return
         if rtype == "open":
             self._opens[ch] = rec
+            if self.env is not None and isinstance(rec.get("cwd"), str):
+                self.env.add("cwd", rec["cwd"])
+            if self.env is not None and rec.get("kind") == "http" and _telemetry_url(rec.get("url")):
+                self._skip.add(ch)  # (analytics batches follow the client's flush timer: left out)
+        if ch in self._skip:
+            return
         u = self.units.get(ch)
         if u is None:
             o = self._opens.get(ch, {})
@@ -707,8 +774,9 @@ class WireBuilder:
             group: tuple[Any, ...] = (kind,)
             if kind == "pipe":
                 group = (kind, o.get("stream") or ch.split("-")[0])
-            elif kind == "http":
-                group = (kind, o.get("method"), _url_path(o.get("url")))
+            elif kind == "http":  # (an id in the path, `/agent-runs/run_<id>/steps`, is not the endpoint)
+                upath = _url_path(o.get("url"))
+                group = (kind, o.get("method"), mask_text(upath) if self.env is not None and upath else upath)
             elif kind == "ws":
                 group = (kind, _url_path(o.get("url")))
             u = self.units[ch] = Unit(ch, kind, None, group)
@@ -769,6 +837,8 @@ class WireBuilder:
             payload = {k: rec[k] for k in ("code", "status", "exit_code", "signal") if k in rec}
             sig = (kind,)
             body = _canon(payload)
+        if self.env is not None and kind == "msg":
+            body = _mask(body, self.env)
         n = self._counts.get((u.key, kind), 0)
         self._counts[(u.key, kind)] = n + 1
         u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0)))
@@ -776,6 +846,13 @@ class WireBuilder:
     def finish(self) -> dict[str, Unit]:
         for key in list(self._pending):
             self._detect(self.units[key])
+        for u in self.units.values():
+            if u.kind == "pipe" and _is_stderr(u.key):  # a multiset of lines (see `_stderr_last`)
+                msgs = sorted((it for it in u.items if it.kind == "msg" and not TELEMETRY_URL.search(it.body)),
+                              key=lambda it: it.body)
+                for i, it in enumerate(msgs):
+                    it.index = i
+                u.items = msgs + [it for it in u.items if it.kind != "msg"]
         return self.units
 
 
@@ -982,8 +1059,10 @@ def _split_ch(ch: str | None) -> tuple[str | None, str | None]:
 
 def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = None, ignore: Iterable[str] = (),
                   keep: Iterable[str] = (), chunks: bool = False, timing_threshold: float | str | None = None,
-                  context_notes: bool = True) -> DiffResult:
-    """Compare two captures (or two universal-event JSONL files). Raises WirecapError on bad input."""
+                  context_notes: bool = True, shapes: bool = True) -> DiffResult:
+    """Compare two captures (or two universal-event JSONL files). Raises WirecapError on bad input.
+    `shapes=False` compares ids, times, ports and paths that are volatile only by their shape
+    (`wirecap.analysis.idshape`) as they are."""
     if level not in LEVELS:
         raise WirecapError(f"unknown level {level!r} (one of {', '.join(LEVELS)})")
     ignore, keep = tuple(ignore), tuple(keep)
@@ -1006,8 +1085,8 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
             def side(path: str, kind: str, c: str | None) -> tuple[list[Unit], list[str]]:
                 warnings: list[str] = []
                 if level == "events":
-                    return _event_units(path, kind, c, ignore, keep, chunks, warnings), warnings
-                return _wire_units(path, c, ignore, keep, warnings), warnings
+                    return _event_units(path, kind, c, ignore, keep, chunks, warnings, shapes), warnings
+                return _wire_units(path, c, ignore, keep, warnings, shapes), warnings
 
             (units_a, warn_a), (units_b, warn_b) = build_both(
                 lambda: side(a, kind_a, ch_a), lambda: side(b, kind_b, ch_b),
@@ -1059,13 +1138,13 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                 chunks: bool, warnings: list[str] | None = None) -> list[Unit]:
-    events = _decode(path, kind, ch, warnings if warnings is not None else [])
+                 chunks: bool, warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
+    events = _decode(path, kind, ch, warnings if warnings is not None else [], shapes)
     first = next(events, None)
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
     builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
-                          unit_of=(lambda c: "picked") if ch is not None else unit_key)
+                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes)
     try:
         if first is not None:
             builder.feed(first)
@@ -1081,10 +1160,10 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
 
 
 def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                warnings: list[str] | None = None) -> list[Unit]:
+                warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
     from wirecap.capture.reader import CaptureReader
 
-    builder = WireBuilder(ignore, keep, only=ch)
+    builder = WireBuilder(ignore, keep, only=ch, shapes=shapes)
     with CaptureReader(path) as reader:
         for rec in reader:
             builder.feed(rec)

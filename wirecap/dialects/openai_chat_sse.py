@@ -199,7 +199,10 @@ DIALECT = Dialect(
     known=_known(),
     summary="OpenAI Chat Completions (POST .../chat/completions), request + SSE chunks",
     volatile=("id", "created", "system_fingerprint", "choices[*].delta.tool_calls[*].id", "**.tool_call_id",
-              "messages[*].tool_calls[*].id", "user", "metadata"),
+              "messages[*].tool_calls[*].id", "user", "metadata",
+              # CodeBuddy's per-run message ids; Codebuff SDK 0.10's per-run client and run ids
+              "messages[*].messageId", "messages[*].conversationRequestId", "codebuff_metadata.client_id",
+              "codebuff_metadata.run_id"),
     rules=RULES,
     sniff=sniff,
     priority=90,

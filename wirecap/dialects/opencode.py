@@ -157,7 +157,8 @@ DIALECT = Dialect(
     decoder=OpencodeDecoder,
     known=_known(),
     summary="opencode run --format json events (JSONL on stdout)",
-    volatile=("timestamp", "sessionID", "part.id", "part.messageID", "part.sessionID", "part.time", "part.callID"),
+    volatile=("timestamp", "sessionID", "part.id", "part.messageID", "part.sessionID", "part.time", "part.callID",
+              "part.state.time"),
     rules=(
         ("opencode-missing-step-finish", ERROR_SEV, "a step_start without its step_finish"),
         ("opencode-error", ERROR_SEV, "an error event"),

@@ -2,8 +2,10 @@
 
 "Same message" ignores what changes from run to run: the dialect's volatile fields (from
 `wirecap.dialects.volatile_paths` when that registry knows the dialect, plus the minimal defaults
-below), the user's `--ignore PATH`s, and the fingerprints of redaction placeholders (a live secret
-matches any recorded placeholder of the same key). On a mismatch the closest recorded candidate and
+below), the user's `--ignore PATH`s, the fingerprints of redaction placeholders (a live secret
+matches any recorded placeholder of the same key), and values volatile by shape: ids, timestamps,
+loopback ports and the client's working directory / HOME / TMPDIR, as substrings, so the prompt text
+around them is still compared (`wirecap.analysis.idshape`, the same rules as `wirecap diff`). On a mismatch the closest recorded candidate and
 a field-level diff say exactly what differed. Sans-I/O.
 """
 
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_value
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes
@@ -36,7 +39,13 @@ DEFAULT_VOLATILE: dict[str, tuple[str, ...]] = {
     ),
     "anthropic": ("metadata.user_id",),
     "openai": ("user", "metadata.user_id"),
+    # what an analytics request carries depends on the client's flush timer, not on the conversation
+    "telemetry": ("batch", "sent_at", "**.timestamp", "**.uuid", "properties"),
 }
+
+# Analytics endpoints (`idshape.is_telemetry`): a live request to one matches any recorded one of its
+# route whatever it holds, and a recording may answer again (see `ScriptPool.take_http`).
+TELEMETRY = "telemetry"
 
 # Placeholders of secrets: the live value is the secret itself, never the placeholder.
 SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
@@ -48,6 +57,9 @@ def channel_dialect(script: ChannelScript) -> str | None:
     dialect claims the channel (then only the id-shaped defaults and `--ignore`s apply)."""
     from wirecap.dialects import DETECT_MSGS, detect_channel
 
+    hint = script.open.get("dialect")
+    if not (isinstance(hint, str) and hint) and script.kind == "http" and is_telemetry(script.path):
+        return TELEMETRY  # analytics beacons: answered whatever the batch holds (wirecap.analysis.idshape)
     first: list[dict[str, Any]] = []
     for s in script.steps:
         if s.client is not None:
@@ -197,24 +209,33 @@ class Mismatch:
 class Matcher:
     """Compares live messages with recorded ones under one set of ignore rules."""
 
-    def __init__(self, ignore: Sequence[str] = (), dialect: str | None = None) -> None:
+    def __init__(self, ignore: Sequence[str] = (), dialect: str | None = None, *, shapes: bool = True) -> None:
         self.ignore = list(dict.fromkeys([*volatile_for(dialect), *ignore]))
         self.dialect = dialect
         self._norm = Normalizer(self.ignore)
+        self.shapes = shapes
+        # Each side's environment (cwd, HOME, TMPDIR), learned from the messages it sent: the capture
+        # may have been made in another directory or HOME than the live client runs in.
+        self.env_recorded = EnvMask()
+        self.env_live = EnvMask()
 
-    def normalize(self, value: Any) -> Any:
-        if isinstance(value, (dict, list)):
-            return self._norm(value)
-        if isinstance(value, str):
-            return self._norm(value)
-        return value
+    def normalize(self, value: Any, env: EnvMask | None = None) -> Any:
+        """`value` with volatile fields hidden and, unless `shapes` is off, id/time/port shapes and the
+        paths of `env` (learned from `value` first) masked."""
+        if isinstance(value, (dict, list, str)):
+            value = self._norm(value)
+        if not self.shapes:
+            return value
+        if env is not None and isinstance(value, str):
+            env.learn(value)  # (JSON values are learned from inside `mask_value`)
+        return mask_value(value, env)
 
     def same(self, live: Any, recorded: Any) -> bool:
-        return self.normalize(live) == self.normalize(recorded)
+        return self.normalize(live, self.env_live) == self.normalize(recorded, self.env_recorded)
 
     def diffs(self, live: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
         """Aligned differences `(path, recorded, live)`, volatile fields hidden."""
-        return aligned_diffs(self.normalize(recorded), self.normalize(live))
+        return aligned_diffs(self.normalize(recorded, self.env_recorded), self.normalize(live, self.env_live))
 
     def closest(self, live: Any, candidates: Iterable[tuple[int | None, Any]]) -> tuple[int | None, Any, list]:
         """(seq, value, diffs) of the candidate with the fewest differing fields; the first on ties."""

@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from wirecap.capture.payload import encode_payload
-from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable
+from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable, is_telemetry
 from wirecap.replay.script import ChannelScript, request_payload
 
 
@@ -72,15 +72,16 @@ class ScriptPool:
             index = self.http_count
             same_route = [s for s in self.scripts
                           if s.kind == "http" and s.method == method and s.path == path]
+            loop = self.loop or is_telemetry(path)  # (analytics batches come in any number: see match.py)
             for pass_ in (0, 1):
                 fresh = [s for s in same_route if pass_ == 1 or s.ch not in self.used]
                 for s in fresh:
                     if self.matcher(s).same(live, _body_of(s)):
                         self.used.add(s.ch)
                         return s, None
-                if not self.loop:
+                if not loop:
                     break
-            fresh = [s for s in same_route if s.ch not in self.used] or (same_route if self.loop else [])
+            fresh = [s for s in same_route if s.ch not in self.used] or (same_route if loop else [])
             pool = fresh or [s for s in self.scripts if s.kind == "http" and s.ch not in self.used]
             label = f"request {method} {path}"
             if not pool:
