@@ -11,7 +11,7 @@ from test_replay_support import import_sample
 
 from wirecap.capture.reader import read_records
 from wirecap.errors import WirecapError
-from wirecap.replay.match import ChannelMatcher, Matcher, channel_dialect, comparable
+from wirecap.replay.match import ChannelMatcher, Matcher, channel_dialect, comparable, match_profile
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import build_process_script, build_scripts
 from wirecap.replay.timing import Pacer
@@ -152,7 +152,7 @@ def test_analytics_batches_match_whatever_they_hold_and_however_many():
     scripts = build_scripts(read_records(str(cap)))
     pool = ScriptPool(scripts)
     batches = [s for s in scripts if s.kind == "http" and s.path == "/batch/"]
-    assert batches and all(channel_dialect(s) == "telemetry" for s in batches)
+    assert batches and all(match_profile(s) == "telemetry" and channel_dialect(s) is None for s in batches)
     event = {"event": "x", "properties": {"promptId": "abc"}, "type": "capture", "timestamp": "2026-11-25T06:00:00Z"}
     for n in (1, 2, 1, 1, 3, 1, 1, 1):  # more requests than were recorded, each holding other events
         body = json.dumps({"api_key": "k", "batch": [event] * n, "sent_at": "2026-11-25T06:00:01Z"}).encode()

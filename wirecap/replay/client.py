@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from wirecap.capture.payload import encode_payload, payload_bytes
 from wirecap.capture.writer import CaptureWriter
 from wirecap.replay.http_client import http_exchange
-from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable
+from wirecap.replay.match import Matcher, Mismatch, comparable, match_profile
 from wirecap.replay.rewrite import Correlator
 from wirecap.replay.script import ChannelScript
 from wirecap.replay.secrets import SecretFiller
@@ -93,7 +93,7 @@ class ReplayClient:
             self._log(text)
 
     def _matcher(self, script: ChannelScript) -> Matcher:
-        return Matcher(self.ignore, channel_dialect(script))
+        return Matcher(self.ignore, match_profile(script))
 
     async def run(self) -> ClientResult:
         if self.secrets.secrets:

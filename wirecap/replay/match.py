@@ -57,9 +57,6 @@ def channel_dialect(script: ChannelScript) -> str | None:
     dialect claims the channel (then only the id-shaped defaults and `--ignore`s apply)."""
     from wirecap.dialects import DETECT_MSGS, detect_channel
 
-    hint = script.open.get("dialect")
-    if not (isinstance(hint, str) and hint) and script.kind == "http" and is_telemetry(script.path):
-        return TELEMETRY  # analytics beacons: answered whatever the batch holds (wirecap.analysis.idshape)
     first: list[dict[str, Any]] = []
     for s in script.steps:
         if s.client is not None:
@@ -69,6 +66,17 @@ def channel_dialect(script: ChannelScript) -> str | None:
             break
     first.sort(key=lambda r: r.get("seq") if isinstance(r.get("seq"), int) else 0)
     return detect_channel(script.open, first[:DETECT_MSGS])[0]
+
+
+def match_profile(script: ChannelScript) -> str | None:
+    """What a live message of this channel is matched as: `TELEMETRY` for an analytics route with no
+    dialect hint (its batches depend on the client's flush timer, not on the conversation, so a live
+    request matches any recorded one of its route), else the channel's dialect (`channel_dialect`).
+    Kept apart from the dialect: analytics is how replay treats a route, not a dialect the decoders know."""
+    hint = script.open.get("dialect")
+    if not (isinstance(hint, str) and hint) and script.kind == "http" and is_telemetry(script.path):
+        return TELEMETRY
+    return channel_dialect(script)
 
 
 def volatile_for(dialect: str | None) -> list[str]:

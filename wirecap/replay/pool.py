@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from wirecap.capture.payload import encode_payload
-from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable, is_telemetry
+from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable, is_telemetry, match_profile
 from wirecap.replay.script import ChannelScript, request_payload
 
 
@@ -25,11 +25,12 @@ class ScriptPool:
         self._lock = threading.Lock()
         self._matchers: dict[str | None, Matcher] = {}
         self._dialects = {s.ch: channel_dialect(s) for s in scripts}
+        self._profiles = {s.ch: match_profile(s) for s in scripts}
         self.http_count = 0
         Matcher(self.ignore)  # a bad --ignore path fails here, before serving, not on the first request
 
     def matcher(self, script: ChannelScript) -> Matcher:
-        d = self._dialects.get(script.ch)
+        d = self._profiles.get(script.ch)
         m = self._matchers.get(d)
         if m is None:
             m = self._matchers[d] = Matcher(self.ignore, d)
