@@ -110,6 +110,17 @@ def test_id_named_keys_hold_random_values_only():
     assert mask_value(v) == {**v, "promptId": "<id>", "fingerprintId": "<id>"}
 
 
+def test_id_named_keys_in_log_text_hold_random_values_only():
+    """A request dumped by util.inspect or a log line (`client_id: '0uaukw5ylmh'`, seen on the Codebuff SDK
+    0.10 stderr) masks the id as JSON does; the same key with a word, or another key, keeps its value."""
+    assert mask_text("      client_id: '0uaukw5ylmh',") == "      client_id: '<id>',"
+    assert mask_text('runId=ab12cd34ef56 done') == "runId=<id> done"
+    assert mask_text('"promptId": "x9y8z7w6v5"') == '"promptId": "<id>"'
+    for kept in ("client_id: 'abcdefghijk',", "model: 'gpt4o2024abc'", "token_count: 12345678",
+                 "client_id: 'ab1'", "name: 'worker12345'"):
+        assert mask_text(kept) == kept
+
+
 # --- the environment ---------------------------------------------------------------------------------------
 def test_env_learned_from_fragments_and_masked_as_whole_paths():
     env = EnvMask()

@@ -179,6 +179,8 @@ class _Shapes:
             rep = self._token(tok)
             if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
                 rep, end = _json_value(s, st, end, tok)  # (JSON: an epoch under a time-named key, ...)
+            elif rep == tok and not self.enc and st > 2 and s[st - 1] in _TEXT_KV_END:
+                rep = _text_value(s, st, end, tok)  # (a log's `client_id: 'x7…'`, `runId=x7…`)
             if rep != tok:
                 pieces += (s[last:st], rep)
                 last = end
@@ -282,6 +284,26 @@ def _json_value(s: bytes, st: int, end: int, tok: bytes) -> tuple[bytes, int]:
     if any(lo <= v < hi for lo, hi in _EPOCHS) and _TIME_KEY.fullmatch(key):
         return b'"<time>"', stop
     return tok, end
+
+
+# Text (a log line, util.inspect or repr output): `KEY: 'TOKEN'`, `KEY: "TOKEN"`, `KEY=TOKEN`, `"KEY": "TOKEN"`.
+_TEXT_KV = re.compile(r"([A-Za-z0-9_]+)['\"]?[ ]?[:=][ ]?['\"]?\Z")
+_TEXT_KV_END = frozenset(("'", '"', "=", ":", " "))
+_TEXT_VALUE_END = frozenset(("'", '"', ",", " ", "}", ")", "\n", ""))
+
+
+def _text_value(s: str, st: int, end: int, tok: str) -> str:
+    """A token that is the value of an id-named key written in text (`client_id: '0uaukw5ylmh'`): `<id>`
+    when it is random-looking by the same rule as in JSON (8+ letters and digits, both), else itself."""
+    if s[end: end + 1] not in _TEXT_VALUE_END:
+        return tok
+    last = _SEGMENTS.split(tok.encode())[-1]
+    if len(last) < 8 or _ALPHA_B.search(last) is None or _DIGIT_B.search(last) is None:
+        return tok
+    m = _TEXT_KV.search(s, max(0, st - 48), st)
+    if m is None or not _ID_KEY.fullmatch(m.group(1).encode()):
+        return tok
+    return "<id>"
 
 
 _NUMBER_REST = re.compile(rb"\.[0-9]+")
