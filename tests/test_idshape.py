@@ -119,6 +119,10 @@ def test_id_named_keys_in_log_text_hold_random_values_only():
     for kept in ("client_id: 'abcdefghijk',", "model: 'gpt4o2024abc'", "token_count: 12345678",
                  "client_id: 'ab1'", "name: 'worker12345'"):
         assert mask_text(kept) == kept
+        assert mask_json(orjson.dumps({"text": kept})) == orjson.dumps({"text": kept})
+    # inside a JSON string (a stderr line in an event), escaped quotes and all
+    assert mask_json(orjson.dumps({"text": "  client_id: '0uaukw5ylmh',"})) == b'{"text":"  client_id: \'<id>\',"}'
+    assert mask_json(orjson.dumps({"t": 'say "promptId": "x9y8z7w6v5"'})) == b'{"t":"say \\"promptId\\": \\"<id>\\""}'
 
 
 # --- the environment ---------------------------------------------------------------------------------------

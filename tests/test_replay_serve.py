@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+from pathlib import Path
 
 import orjson
 import pytest
@@ -423,3 +424,27 @@ def test_a_matching_bug_is_told_like_a_mismatch_not_a_dropped_connection(caps, m
     with serving(caps["cb115"]) as srv:
         err = asyncio.run(ws(srv.server.port))
     assert err.rcvd.code == 1008 and "could not match it: ValueError: boom" in err.rcvd.reason
+
+
+@pytest.mark.parametrize("name", ["claude", "openai"])
+def test_the_connection_header_is_sent_only_when_it_was_recorded(caps, tmp_path, name):
+    """HTTP/1.1 keeps a connection by default: a replayed response whose recording had no `connection`
+    header gets none (the Codebuff SDK 0.10 prints the headers of an error response, so an added
+    `connection: keep-alive` showed up as a difference between the recorded and the replayed run)."""
+    recs = [orjson.loads(line) for line in Path(caps[name]).read_bytes().splitlines()]
+    for without in (False, True):
+        out = tmp_path / f"{name}-{without}.jsonl"
+        with out.open("wb") as f:
+            for r in recs:
+                if r.get("type") == "response":
+                    r = {**r, "headers": {k: v for k, v in r["headers"].items() if k.lower() != "connection"}}
+                    if not without:
+                        r["headers"]["Connection"] = "keep-alive"
+                f.write(orjson.dumps(r) + b"\n")
+        headers, body = claude_request() if name == "claude" else openai_request()
+        path = "/v1/messages?beta=true" if name == "claude" else "/v1/chat/completions"
+        with serving(out) as srv:
+            status, rh, _data = post(srv.server.port, path, headers, body)
+            assert srv.server.mismatches == []
+        assert status == 200
+        assert ("connection" in rh) is (not without)

@@ -91,6 +91,12 @@ _DIGIT = re.compile(r"[0-9]")
 _ALPHA = re.compile(r"[A-Za-z]")
 
 
+# Text (a log line, util.inspect or repr output): `KEY: 'TOKEN'`, `KEY: "TOKEN"`, `KEY=TOKEN`, `"KEY": "TOKEN"`.
+_TEXT_KV = re.compile(r"([A-Za-z0-9_]+)['\"]?[ ]?[:=][ ]?['\"]?\Z")
+_TEXT_KV_END = frozenset(("'", '"', "=", ":", " "))
+_TEXT_VALUE_END = frozenset(("'", '"', ",", " ", "}", ")", "\n", ""))
+
+
 def _mask_token(tok: str) -> str:
     """One token (letters, digits, `_`, `-`; 8+ long, with a digit or a UUID/prefix look) masked."""
     if "-" in tok and _UUID_S.search(tok):
@@ -133,6 +139,7 @@ class _Shapes:
         self.number_inside = frozenset((b".", b"+", b"-"))
         # what may precede an environment line: a line start (also a JSON `\n`), a ` - ` bullet, an indent
         self.line_starts = frozenset(lit(x) for x in ('"', "\n", "\\n", "\n - ", "\\n - ", "\n  ", "\\n  "))
+        self.kv_end = frozenset(lit(x) for x in _TEXT_KV_END)
         self.enc = enc
         self.cache: dict[Any, Any] = {}  # token -> masked token (tokens repeat: ids, model names)
 
@@ -179,7 +186,7 @@ class _Shapes:
             rep = self._token(tok)
             if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
                 rep, end = _json_value(s, st, end, tok)  # (JSON: an epoch under a time-named key, ...)
-            elif rep == tok and not self.enc and st > 2 and s[st - 1] in _TEXT_KV_END:
+            elif rep == tok and st > 2 and s[st - 1: st] in self.kv_end:
                 rep = _text_value(s, st, end, tok)  # (a log's `client_id: 'x7…'`, `runId=x7…`)
             if rep != tok:
                 pieces += (s[last:st], rep)
@@ -286,24 +293,29 @@ def _json_value(s: bytes, st: int, end: int, tok: bytes) -> tuple[bytes, int]:
     return tok, end
 
 
-# Text (a log line, util.inspect or repr output): `KEY: 'TOKEN'`, `KEY: "TOKEN"`, `KEY=TOKEN`, `"KEY": "TOKEN"`.
-_TEXT_KV = re.compile(r"([A-Za-z0-9_]+)['\"]?[ ]?[:=][ ]?['\"]?\Z")
-_TEXT_KV_END = frozenset(("'", '"', "=", ":", " "))
-_TEXT_VALUE_END = frozenset(("'", '"', ",", " ", "}", ")", "\n", ""))
 
 
-def _text_value(s: str, st: int, end: int, tok: str) -> str:
-    """A token that is the value of an id-named key written in text (`client_id: '0uaukw5ylmh'`): `<id>`
-    when it is random-looking by the same rule as in JSON (8+ letters and digits, both), else itself."""
-    if s[end: end + 1] not in _TEXT_VALUE_END:
+_TEXT_KV_B = re.compile(rb"([A-Za-z0-9_]+)(?:\\?['\"])?[ ]?[:=][ ]?(?:\\?['\"])?\Z")  # (in JSON: `\"`)
+_TEXT_VALUE_END_B = frozenset(x.encode() for x in _TEXT_VALUE_END) | {b"\\"}
+
+
+def _text_value(s: Any, st: int, end: int, tok: Any) -> Any:
+    """A token that is the value of an id-named key written in text (`client_id: '0uaukw5ylmh'`), also
+    inside a JSON string: `<id>` when it is random-looking by the same rule as a JSON value (8+ letters
+    and digits, both), else itself."""
+    enc = isinstance(s, bytes)
+    if s[end: end + 1] not in (_TEXT_VALUE_END_B if enc else _TEXT_VALUE_END):
         return tok
-    last = _SEGMENTS.split(tok.encode())[-1]
+    last = _SEGMENTS.split(tok if enc else tok.encode())[-1]
     if len(last) < 8 or _ALPHA_B.search(last) is None or _DIGIT_B.search(last) is None:
         return tok
-    m = _TEXT_KV.search(s, max(0, st - 48), st)
-    if m is None or not _ID_KEY.fullmatch(m.group(1).encode()):
+    m = (_TEXT_KV_B if enc else _TEXT_KV).search(s, max(0, st - 48), st)
+    if m is None:
         return tok
-    return "<id>"
+    key = m.group(1)
+    if not _ID_KEY.fullmatch(key if enc else key.encode()):
+        return tok
+    return b"<id>" if enc else "<id>"
 
 
 _NUMBER_REST = re.compile(rb"\.[0-9]+")

@@ -331,7 +331,8 @@ class ReplayServer:
             headers.append(("content-length", str(sum(map(len, chunks)))))
         await _sleep_until(loop, anchor + due[0])
         reason = resp.get("reason") or _reason(status)
-        head = _head(status, reason, headers, keep)
+        said = any(k.lower() == "connection" for k in (resp.get("headers") or {}))
+        head = _head(status, reason, headers, keep, say_keep_alive=said)
         if no_body:
             await c.write(head)
             return
@@ -383,10 +384,18 @@ def _reason(status: int) -> str:
         return "Unknown"
 
 
-def _head(status: int, reason: str, headers: list[tuple[str, str]], keep: bool) -> bytes:
+def _head(status: int, reason: str, headers: list[tuple[str, str]], keep: bool, *,
+          say_keep_alive: bool = True) -> bytes:
+    """A response head. `connection: close` when the connection ends after it; `connection: keep-alive`
+    otherwise, unless `say_keep_alive` is False: a replayed response whose recording carried no
+    `connection` header gets none (HTTP/1.1 keeps the connection by default), so a client that prints
+    the headers it got prints what it printed when recorded."""
     lines = [f"HTTP/1.1 {status} {reason}"]
     lines += [f"{k}: {v}" for k, v in headers]
-    lines.append("connection: keep-alive" if keep else "connection: close")
+    if not keep:
+        lines.append("connection: close")
+    elif say_keep_alive:
+        lines.append("connection: keep-alive")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
