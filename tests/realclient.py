@@ -69,7 +69,8 @@ SJ = ["--output-format", "stream-json", "--verbose"]
 @dataclass(frozen=True)
 class Case:
     """One client x case: the fake's arguments and how the client is run. Strings may hold {LAB},
-    {LABKIT}, {PROXY}, {WORK} and {OPENCODE_CONFIG}, filled in at run time."""
+    {LABKIT}, {PROXY}, {WORK}, {SHARED} (a folder of the case both runs see, holding `hello.txt`) and
+    {OPENCODE_CONFIG}, filled in at run time."""
 
     fake: str
     fake_args: tuple[str, ...]
@@ -145,6 +146,15 @@ MATRIX: dict[str, dict[str, Case]] = {
         "http_error": _claude("http_error", "say hello", fake_args=("--error-status", "529")),
         "sse_error": _claude("sse_error", "say hello"),
         "sse_drop": _claude("sse_drop", "say hello"),
+        # A thinking block before the reply (the fake's `think` mode).
+        "think": _claude("think", "think, then say hello"),
+        # The Read tool. The file lies outside both runs' work dirs, in the case's SHARED folder: the
+        # recorded answer names an absolute path, and a replayed answer cannot change, so a file in the
+        # recording's work dir would be named in the replayed request as the recording's path, which the
+        # live side (another cwd) rightly does not mask: a real difference made by the case, not by the
+        # client. A path both runs share is read the same way in both.
+        "tool_read": _claude("tool_read", "read the file", "--allowedTools", "Read",
+                             fake_args=("--read-path", "{SHARED}/hello.txt")),
     },
     "codebuddy": {
         "hello": _codebuddy("text", "say hello"),
@@ -466,7 +476,8 @@ class Runner:
 
     def sub(self, s: str) -> str:
         return (s.replace("{OPENCODE_CONFIG}", opencode_config()).replace("{LABKIT}", str(LABKIT))
-                .replace("{LAB}", str(self.lab)).replace("{PROXY}", PROXY).replace("{WORK}", str(self.work)))
+                .replace("{LAB}", str(self.lab)).replace("{PROXY}", PROXY).replace("{WORK}", str(self.work))
+                .replace("{SHARED}", str(self.out / "shared")))
 
     def paths(self, tag: str) -> dict[str, str]:
         """The run TAG's directories and what `wirecap diff` calls them."""
@@ -529,7 +540,10 @@ class Runner:
         if self.case.fake == "fake_codebuff_ws.py":  # needs `websockets`: the lab's venv has it
             py = str(self.lab / "venv" / "bin" / "python")
         port = BACKEND.rsplit(":", 1)[1]
-        p = subprocess.Popen([py, str(FAKES / self.case.fake), *self.case.fake_args, "--port", port,
+        shared = self.out / "shared"
+        shared.mkdir(exist_ok=True)
+        (shared / "hello.txt").write_text("hello from the shared folder\n")
+        p = subprocess.Popen([py, str(FAKES / self.case.fake), *map(self.sub, self.case.fake_args), "--port", port,
                               "--log", str(self.out / "fake.log.jsonl")],
                              stdout=subprocess.DEVNULL, stderr=open(self.out / "fake.stderr", "wb"),  # noqa: SIM115
                              start_new_session=True)

@@ -54,7 +54,7 @@ class _Table:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
         tr.section("real-client suite: record, then strict replay to the same client")
-        order = ["hello", "tool", "http_error", "sse_error", "sse_drop", "error", "mismatch"]
+        order = ["hello", "tool", "tool_read", "think", "http_error", "sse_error", "sse_drop", "error", "mismatch"]
         cases = sorted({c for _, c in self.results}, key=lambda c: (order.index(c) if c in order else 9, c))
         clients = [c for c in MATRIX if any(k[0] == c for k in self.results)]
         w = max(len(c) for c in clients)
