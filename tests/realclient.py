@@ -8,12 +8,19 @@ exists, so nothing can leave the machine and fixed ports cannot collide with oth
 2. **record**: `wirecap record -o rec.jsonl --reverse http://BACKEND --listen PROXY -- CLIENT ...`, the
    client's base URL pointed at PROXY (127.0.0.1:40000): network and stdout in one capture;
 3. the fake stops; **replay**: `wirecap replay serve rec.jsonl` (strict, no `--ignore`) listens on
-   BACKEND instead, and the same client runs again the same way (same argv, env, HOME and work dir
-   paths, wiped before each run) through `wirecap record -o rep.jsonl`, so it sees exactly what it saw
-   when recorded, and what it did is captured the same way;
+   BACKEND instead, and the same client runs again the same way (same argv and env) but under another
+   HOME, work dir and TMPDIR (OUT/rec/... when recording, OUT/replay-elsewhere/... when replaying: a
+   capture made in another working directory or HOME must still match), through `wirecap record -o
+   rep.jsonl`, so what it did is captured the same way;
 4. the checks: the client exits as recorded; `wirecap diff rec rep --ch proc` (its stdout, events level)
-   and `wirecap diff rec rep` (everything, events level) exit 0; the replay server reports no mismatch
-   (exit 0 and no mismatch line on stderr).
+   and `wirecap diff rec rep` (everything, events level) exit 0 (both mask each side's own cwd, HOME
+   and TMPDIR, nothing else); the replay server reports no mismatch (exit 0, no mismatch line on stderr).
+
+The `mismatch` case of each client records `hello`, then replays it to the client asked something
+else, with the client's default retry settings: the server must report the mismatch, the client must
+exit by itself (MISMATCH_TIMEOUT is only the subprocess bound, not a timing assertion) and print
+wirecap's message. How long it took from the mismatch answer to its exit is measured on the
+recorder's clock (`mismatch_exit_times`) and printed in the suite's table.
 
 A terminal client (codebuff 1.0.115 needs a TTY) redraws a spinner every ~80 ms, so how many frames
 it printed is a matter of time, not of what it said: its stdout is compared as the text left on the
@@ -51,6 +58,7 @@ FAKES = LABKIT / "fake"
 PROXY = "127.0.0.1:40000"  # where the client is pointed (the recording proxy), in both runs
 BACKEND = "127.0.0.1:40001"  # the fake when recording, `replay serve` when replaying
 CLIENT_TIMEOUT = 90.0  # seconds per client run (the slowest, opencode, takes ~10 s)
+RUN_DIRS = {"record": "rec", "replay": "replay-elsewhere"}  # per run: HOME, work dir and TMPDIR under OUT/THIS
 MISMATCH_TIMEOUT = 20.0  # seconds a client may take to give up on a replay mismatch, startup included (a retry loop is a hang)
 
 QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -61,7 +69,8 @@ SJ = ["--output-format", "stream-json", "--verbose"]
 @dataclass(frozen=True)
 class Case:
     """One client x case: the fake's arguments and how the client is run. Strings may hold {LAB},
-    {LABKIT}, {PROXY}, {WORK} and {OPENCODE_CONFIG}, filled in at run time."""
+    {LABKIT}, {PROXY}, {WORK}, {SHARED} (a folder of the case both runs see, holding `hello.txt`) and
+    {OPENCODE_CONFIG}, filled in at run time."""
 
     fake: str
     fake_args: tuple[str, ...]
@@ -137,6 +146,15 @@ MATRIX: dict[str, dict[str, Case]] = {
         "http_error": _claude("http_error", "say hello", fake_args=("--error-status", "529")),
         "sse_error": _claude("sse_error", "say hello"),
         "sse_drop": _claude("sse_drop", "say hello"),
+        # A thinking block before the reply (the fake's `think` mode).
+        "think": _claude("think", "think, then say hello"),
+        # The Read tool. The file lies outside both runs' work dirs, in the case's SHARED folder: the
+        # recorded answer names an absolute path, and a replayed answer cannot change, so a file in the
+        # recording's work dir would be named in the replayed request as the recording's path, which the
+        # live side (another cwd) rightly does not mask: a real difference made by the case, not by the
+        # client. A path both runs share is read the same way in both.
+        "tool_read": _claude("tool_read", "read the file", "--allowedTools", "Read",
+                             fake_args=("--read-path", "{SHARED}/hello.txt")),
     },
     "codebuddy": {
         "hello": _codebuddy("text", "say hello"),
@@ -189,6 +207,12 @@ for _cases in MATRIX.values():
                                  env={k: v for k, v in _h.env.items() if k != "CLAUDE_CODE_MAX_RETRIES"})
 
 
+# Clients whose exit status reports a failed request: on a mismatch they must exit non-zero. The others
+# report it inside their output and exit 0: CodeBuddy's `-p` result line ("errors": [...]), and the
+# Codebuff SDK drivers of the lab, which print the run's result (the SDKs resolve `run()` with the error).
+MISMATCH_EXITS_NONZERO = frozenset({"claude", "codex", "opencode", "codebuff-1.0.115"})
+
+
 def lab_dir() -> Path | None:
     """The installed lab (WIRECAP_LAB, else <repo>/.lab), or None when it is not there."""
     for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
@@ -224,6 +248,8 @@ class CaseResult:
     diff_all: str = ""
     mismatch_case: bool = False  # a `mismatch` case: judged on how the client fails, not on equality
     client_said: str = ""  # mismatch case: the client's output line that names wirecap's mismatch
+    mismatch_to_exit_s: float | None = None  # mismatch case: seconds from the mismatch answer to the client's exit
+    mismatch_run_s: float | None = None  # ... and from the client's start to its exit (`mismatch_exit_times`)
     error: str = ""  # the runner itself failed (fake did not start, timeout, ...)
     why: list[str] = field(default_factory=list)
     ok: bool = False
@@ -237,6 +263,11 @@ class CaseResult:
                 why.append(f"replay serve reported no mismatch (exit {self.server_rc})")
             if not self.error and not self.client_said:
                 why.append("the client's output does not name the mismatch (no 'wirecap replay' in it)")
+            if not self.error and self.client in MISMATCH_EXITS_NONZERO and self.replay_rc == 0:
+                why.append("the client exited 0 on a mismatch (it reports failed requests by its exit status)")
+            if not self.error and self.mismatch_to_exit_s is None:
+                why.append("the replay capture shows no mismatch answer (400 marked x-wirecap-replay, "
+                           "a message naming it, or close 1008) followed by the client's exit")
             self.why, self.ok = why, not why
             return
         if self.record_rc is not None and self.replay_rc != self.record_rc:
@@ -291,9 +322,59 @@ def stdout_bytes(cap: Path) -> bytes:
     return b"".join(chunks)
 
 
-def compare_screens(a: Path, b: Path) -> tuple[int, str]:
-    """(0, "") when both captures left the same text on the screen, else (1, the first differing lines)."""
-    sa, sb = screen_lines(stdout_bytes(a)), screen_lines(stdout_bytes(b))
+MISMATCH_MARK = "wirecap replay mismatch"
+
+
+def mismatch_exit_times(cap: Path) -> tuple[float | None, float | None]:
+    """(seconds from the first mismatch answer to the client's exit, seconds from its start to its exit)
+    in a capture of `wirecap record -- CLIENT` replayed against a mismatching `replay serve`, both read
+    on the recorder's own clock (the records' `t`).
+
+    The mismatch answer is the first record on a network channel (HTTP or WebSocket, as the recording
+    proxy saw it on its way to the client) that carries it: a response marked `x-wirecap-replay:
+    mismatch`, a message naming "wirecap replay mismatch", or a WebSocket close 1008. Start and exit are
+    the process channel's open and close. The first number is the one the issue bounds ("exits within
+    5 s of the mismatch"): it leaves out the client's own start-up (node loading its bundle, a REPL
+    drawing itself), which says nothing about how it takes a mismatch. None when not found."""
+    kinds: dict[str, str] = {}
+    t_answer = t_open = t_exit = None
+    with open(cap, encoding="utf-8") as f:
+        for ln in f:
+            r = json.loads(ln)
+            ch, rtype, t = r.get("ch"), r.get("type"), r.get("t")
+            if rtype == "open":
+                kinds[ch] = r.get("kind")
+                if r.get("kind") == "process":
+                    t_open = t
+            if kinds.get(ch) == "process" and rtype == "close":
+                t_exit = t
+            if t_answer is None and kinds.get(ch) in ("http", "ws") and (
+                    (rtype == "response" and (r.get("headers") or {}).get("x-wirecap-replay") == "mismatch")
+                    or (rtype == "msg" and r.get("dir") == "s2c" and MISMATCH_MARK in ln)
+                    or (rtype == "close" and r.get("code") == 1008)):
+                t_answer = t
+    to_exit = round(t_exit - t_answer, 2) if t_exit is not None and t_answer is not None else None
+    run = round(t_exit - t_open, 2) if t_exit is not None and t_open is not None else None
+    return to_exit, run
+
+
+def compare_screens(a: Path, b: Path, paths_a: dict[str, str], paths_b: dict[str, str]) -> tuple[int, str]:
+    """(0, "") when both captures left the same text on the screen, else (1, the first differing lines).
+    PATHS_A / PATHS_B: each side's own directories (path -> placeholder, e.g. its work dir -> `<cwd>`),
+    replaced in that side's lines only, as `wirecap diff` masks a side's cwd and HOME: codebuff 1.0.115
+    prints the folder it works in ("Codebuff will read and write files in "<cwd>""), which is the
+    run's own and differs between recording and replay on purpose."""
+    def masked(lines: list[str], paths: dict[str, str]) -> list[str]:
+        order = sorted(paths, key=len, reverse=True)
+        out = []
+        for ln in lines:
+            for p in order:
+                ln = ln.replace(p, paths[p])
+            out.append(ln)
+        return out
+
+    sa = masked(screen_lines(stdout_bytes(a)), paths_a)
+    sb = masked(screen_lines(stdout_bytes(b)), paths_b)
     if sa == sb:
         return 0, f"equal: the same {len(sa)} screen lines"
     import difflib
@@ -382,15 +463,29 @@ class Runner:
     def __init__(self, lab: Path, client: str, name: str, out: Path) -> None:
         self.lab, self.client, self.name, self.out = lab, client, name, out
         self.case = MATRIX[client][name]
-        self.home, self.work, self.tmp = out / "home", out / "work", out / "tmp"
         self.wirecap = [sys.executable, "-m", "wirecap"]
+        self.use_dirs("record")
+
+    def use_dirs(self, tag: str) -> None:
+        """HOME, work dir and TMPDIR of the run TAG: OUT/rec/... when recording, OUT/replay-elsewhere/...
+        when replaying. Different paths (of a different length) on purpose: a capture made in another
+        working directory and HOME must still match, and the client's stdout still diff equal (`wirecap
+        diff` and replay matching mask each side's own cwd, HOME and TMPDIR: docs/paths.md)."""
+        base = self.out / RUN_DIRS[tag]
+        self.home, self.work, self.tmp = base / "home", base / "work", base / "tmp"
 
     def sub(self, s: str) -> str:
         return (s.replace("{OPENCODE_CONFIG}", opencode_config()).replace("{LABKIT}", str(LABKIT))
-                .replace("{LAB}", str(self.lab)).replace("{PROXY}", PROXY).replace("{WORK}", str(self.work)))
+                .replace("{LAB}", str(self.lab)).replace("{PROXY}", PROXY).replace("{WORK}", str(self.work))
+                .replace("{SHARED}", str(self.out / "shared")))
+
+    def paths(self, tag: str) -> dict[str, str]:
+        """The run TAG's directories and what `wirecap diff` calls them."""
+        base = self.out / RUN_DIRS[tag]
+        return {str(base / "work"): "<cwd>", str(base / "home"): "<home>", str(base / "tmp"): "<tmp>"}
 
     def fresh_dirs(self) -> None:
-        """Same paths in both runs, emptied: the client starts from the same state each time."""
+        """This run's paths, emptied (a case run again starts from the same state)."""
         for d in (self.home, self.work, self.tmp):
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
@@ -411,6 +506,7 @@ class Runner:
 
     def client_run(self, cap: Path, tag: str, timeout: float = CLIENT_TIMEOUT) -> tuple[int | None, float]:
         """The client under `wirecap record -- CMD`, pointed at PROXY, reverse-proxied to BACKEND."""
+        self.use_dirs(tag)
         self.fresh_dirs()
         argv = [self.sub(a) for a in self.case.argv]
         if tag == "replay" and self.case.replay_swap:
@@ -444,7 +540,10 @@ class Runner:
         if self.case.fake == "fake_codebuff_ws.py":  # needs `websockets`: the lab's venv has it
             py = str(self.lab / "venv" / "bin" / "python")
         port = BACKEND.rsplit(":", 1)[1]
-        p = subprocess.Popen([py, str(FAKES / self.case.fake), *self.case.fake_args, "--port", port,
+        shared = self.out / "shared"
+        shared.mkdir(exist_ok=True)
+        (shared / "hello.txt").write_text("hello from the shared folder\n")
+        p = subprocess.Popen([py, str(FAKES / self.case.fake), *map(self.sub, self.case.fake_args), "--port", port,
                               "--log", str(self.out / "fake.log.jsonl")],
                              stdout=subprocess.DEVNULL, stderr=open(self.out / "fake.stderr", "wb"),  # noqa: SIM115
                              start_new_session=True)
@@ -482,14 +581,16 @@ class Runner:
             res.server_mismatch = [ln for ln in lines if "match" in ln.lower()][:20]
             if res.mismatch_case:
                 said = [ln.strip() for ln in (self.out / "replay.out").read_text(errors="replace").splitlines()
-                        if "wirecap replay" in ln]
-                res.client_said = said[0][:300] if said else ""
+                        if "wirecap replay" in ln]  # (from where it names the mismatch, a little before)
+                res.client_said = said[0][max(0, said[0].find("wirecap replay") - 30):][:300] if said else ""
+                res.mismatch_to_exit_s, res.mismatch_run_s = mismatch_exit_times(rep)
                 if res.replay_rc is None:
                     raise RuntimeError(f"the client did not give up within {MISMATCH_TIMEOUT:.0f} s of the mismatch")
             elif res.replay_rc is None:
                 raise RuntimeError(f"the client did not finish within {CLIENT_TIMEOUT:.0f} s on replay")
             elif self.case.pty:
-                res.diff_stdout_rc, res.diff_stdout = compare_screens(rec, rep)
+                res.diff_stdout_rc, res.diff_stdout = compare_screens(rec, rep, self.paths("record"),
+                                                                      self.paths("replay"))
                 outs = [self.diff("--ch", ch) for ch in self.case.net]
                 res.diff_all_rc = max(rc for rc, _ in outs)
                 res.diff_all = "\n".join(text for _, text in outs)

@@ -25,11 +25,11 @@ def sample_lines(name: str) -> list[bytes]:
 
 
 def write_capture(path: Path, lines: list[bytes], *, argv: list[str] | None = None, t0: float = 0.0,
-                  step: float = 0.01) -> Path:
+                  step: float = 0.01, cwd: str = "/work") -> Path:
     """A tee-like capture: a process with its stdout, one message per line (explicit times)."""
     w = CaptureWriter(str(path), origin=default_origin("test"), force=True)
     t = t0
-    w.open("proc", "process", t=t, argv=argv or CLAUDE_ARGV, cwd="/work", env={}, pid=4242)
+    w.open("proc", "process", t=t, argv=argv or CLAUDE_ARGV, cwd=cwd, env={}, pid=4242)
     w.open("stdout", "pipe", t=t, proc="proc", stream="stdout")
     for line in lines:
         t += step
@@ -426,3 +426,23 @@ def test_json_result(tmp_path):
     [c] = ch["changes"]
     assert c["fields"] == [{"path": "tool_call[2].input.command", "a": "ls", "b": "ls -la"}]
     assert result.summary_rows() == [{"kind": "tool_call", "added": 0, "removed": 0, "changed": 1}]
+
+
+def test_the_recorded_cwd_is_masked_at_the_events_level_before_any_item_states_it(tmp_path):
+    """Recorded in one folder, replayed in another: a text naming the cwd's project slug (as CodeBuddy's
+    memory folder `~/.codebuddy/projects/<slug>/memory` in its first prompt) before anything in the
+    stream states the cwd compares equal, because the process record's cwd is learned first."""
+    def run(cwd: str) -> list[bytes]:
+        slug = cwd.strip("/").replace("/", "-")
+        text = f"Your memory is in /root/.claude/projects/{slug}/memory and the code in {cwd}/src."
+        return [orjson.dumps(x) for x in (
+            {"type": "system", "subtype": "init", "session_id": "s-1", "tools": [], "model": "m"},
+            {"type": "assistant", "session_id": "s-1", "message": {
+                "id": "msg_1", "role": "assistant", "content": [{"type": "text", "text": text}]}},
+            {"type": "result", "subtype": "success", "is_error": False, "result": text, "session_id": "s-1"})]
+    a = capture_of(tmp_path, "a.jsonl", run("/tmp/suite/rec/work"), cwd="/tmp/suite/rec/work")
+    b = capture_of(tmp_path, "b.jsonl", run("/tmp/suite/replay-elsewhere/work"),
+                   cwd="/tmp/suite/replay-elsewhere/work")
+    assert diff_captures(a, b).equal, render_unified(diff_captures(a, b))
+    c = capture_of(tmp_path, "c.jsonl", run("/tmp/suite/rec/work").copy(), cwd="/tmp/suite/replay-elsewhere/work")
+    assert not diff_captures(a, c).equal  # the other side's own folder is masked, not any folder

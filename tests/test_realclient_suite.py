@@ -4,12 +4,15 @@ For each client (Claude Code, CodeBuddy, Codex, opencode, codebuff 1.0.115 over 
 0.3.13 over WebSocket, @codebuff/sdk 0.10.7 over HTTP+SSE) and each case (a plain reply, a tool round
 trip, every error mode of its fake), tests/realclient.py records a run through `wirecap record
 --reverse`, then replays the capture with `wirecap replay serve` (strict, no `--ignore`) to the same
-real client, inside a private network namespace (`unshare -n`). A case passes when the client exits as
-recorded, its stdout and the whole capture diff equal (`wirecap diff`, exit 0) and the replay server
-reports no mismatch. The `mismatch` case of each client replays `hello` to the client asked something
-else: it passes when the server reports the mismatch and the client gives up within 20 s printing
-wirecap's message. Cases run a few at a time (WIRECAP_SUITE_JOBS, default CPUs + 1) in one
-session-scoped fixture; the client x case table is printed at the end of the pytest run.
+real client under another HOME, work dir and TMPDIR, inside a private network namespace (`unshare -n`).
+A case passes when the client exits as recorded, its stdout and the whole capture diff equal (`wirecap
+diff`, exit 0) and the replay server reports no mismatch. The `mismatch` case of each client replays
+`hello` to the client asked something else, with the client's default retry settings: it passes when
+the server reports the mismatch, the capture shows the mismatch answer, and the client exits by itself
+(killed after 20 s, a bound, not a timing assertion) printing wirecap's message; the seconds from the
+mismatch answer to its exit are printed in a second table. Cases run a few at a time
+(WIRECAP_SUITE_JOBS, default CPUs + 1) in one session-scoped fixture; the tables are printed at the
+end of the pytest run.
 
 Skipped without the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) or without root / `unshare -n`.
 `make realclient` runs only this suite; the files of every case stay under pytest's temp folder (or
@@ -51,7 +54,7 @@ class _Table:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
         tr.section("real-client suite: record, then strict replay to the same client")
-        order = ["hello", "tool", "http_error", "sse_error", "sse_drop", "error", "mismatch"]
+        order = ["hello", "tool", "tool_read", "think", "http_error", "sse_error", "sse_drop", "error", "mismatch"]
         cases = sorted({c for _, c in self.results}, key=lambda c: (order.index(c) if c in order else 9, c))
         clients = [c for c in MATRIX if any(k[0] == c for k in self.results)]
         w = max(len(c) for c in clients)
@@ -62,6 +65,17 @@ class _Table:
                 r = self.results.get((client, case))
                 cells.append("-" if r is None else f"{'pass' if r['ok'] else 'FAIL'} {r['total_s']:5.1f}s")
             tr.write_line(f"{client:<{w}}  " + "  ".join(f"{c:<16}" for c in cells))
+        mm = [(c, self.results[(c, "mismatch")]) for c in clients if (c, "mismatch") in self.results]
+        if mm:
+            tr.write_line("")
+            tr.write_line("mismatch (default retries): seconds from the mismatch answer to the client's exit "
+                          "(recorder's clock), from its start; exit status; what it printed")
+            for client, r in mm:
+                def s(v):
+                    return "   -  " if v is None else f"{v:5.2f}s"
+                rc = r.get("replay_rc")
+                tr.write_line(f"{client:<{w}}  {s(r.get('mismatch_to_exit_s'))}  {s(r.get('mismatch_run_s'))}  "
+                              f"exit {'-' if rc is None else rc:<3} {(r.get('client_said') or '')[:90]}")
         n_ok = sum(r["ok"] for r in self.results.values())
         tr.write_line(f"{n_ok}/{len(self.results)} cases pass; suite wall time {self.wall:.0f} s; files in {self.out}")
         for (client, case), r in sorted(self.results.items()):

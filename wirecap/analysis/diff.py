@@ -368,11 +368,15 @@ def read_event_file(path: str) -> Iterator[Event]:
             yield Event.from_json(obj)
 
 
-def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str]) -> Iterator[dict[str, Any]]:
-    """The records, noting in `skip` the channels of analytics requests (`idshape.is_telemetry`)."""
+def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str],
+                       env: EnvMask | None = None) -> Iterator[dict[str, Any]]:
+    """The records, noting in `skip` the channels of analytics requests (`idshape.is_telemetry`); with
+    `env`, a recorded process's cwd is learned (as at the wire level: `WireBuilder.feed`)."""
     for rec in records:
         if rec.get("type") == "open" and rec.get("kind") == "http" and _telemetry_url(rec.get("url")):
             skip.add(rec["ch"])
+        if env is not None and rec.get("type") == "open" and isinstance(rec.get("cwd"), str):
+            env.add("cwd", rec["cwd"])
         yield rec
 
 
@@ -381,7 +385,8 @@ def _telemetry_url(url: Any) -> bool:
     return p is not None and is_telemetry(p)
 
 
-def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False) -> Iterator[Event]:
+def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False,
+            env: EnvMask | None = None) -> Iterator[Event]:
     """Events of one side; the reader's complaints (skipped lines, an interrupted capture) go to `warnings`."""
     if kind == "events":
         for ev in read_event_file(path):
@@ -400,7 +405,7 @@ def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: b
             yield from decode_records(reader, ch=ch)
         else:  # analytics batches follow the client's flush timer, not the run: left out
             skip: set[str] = set()
-            for ev in decode_records(_without_telemetry(reader, skip), ch=ch):
+            for ev in decode_records(_without_telemetry(reader, skip, env), ch=ch):
                 if ev.ch not in skip:
                     yield ev
         warnings.extend(reader.report())
@@ -1139,12 +1144,16 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
                  chunks: bool, warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
-    events = _decode(path, kind, ch, warnings if warnings is not None else [], shapes)
+    # (the side's cwd from its process record: CodeBuddy names its project folder, a slug of the cwd,
+    # in a prompt long before any item states the cwd itself)
+    env = EnvMask() if shapes else None
+    events = _decode(path, kind, ch, warnings if warnings is not None else [], shapes, env)
     first = next(events, None)
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
     builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
                           unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes)
+    builder.env = env
     try:
         if first is not None:
             builder.feed(first)
