@@ -21,6 +21,7 @@ from wirecap.dialects.base import (
     ERROR_SEV,
     INFO,
     WARNING,
+    Decoder,
     Dialect,
     by_argv,
     hkey,
@@ -61,6 +62,42 @@ _DELTA_FIELD = {
 }
 _QUIET_DELTAS = frozenset(("signature_delta", "citations_delta"))
 _QUIET_STREAM = frozenset(("content_block_stop", "ping"))
+
+
+def user_content(dec: Decoder, rec: dict[str, Any], content: Any,
+                 tool_uses: dict[str, Any]) -> tuple[list[str], list[Event]] | None:
+    """A user message's `content` in the Anthropic shape (a string, or a list of blocks), as Claude Code
+    writes it on stdout and in its session files: the text pieces, and the events of the other blocks in
+    order (a `tool_result` joined to its call by id and removed from `tool_uses`; an image or document
+    attachment; an `unparsed` event for an unknown block). None when `content` is neither a string nor a
+    list. One home for both decoders (`claude_code`, `claude_session`)."""
+    if isinstance(content, str):
+        return [content], []
+    if not isinstance(content, list):
+        return None
+    texts: list[str] = []
+    out: list[Event] = []
+    for block in content:
+        if block.__class__ is not dict:
+            out.append(dec.unparsed(rec, "content block is not an object"))
+            continue
+        bt = block.get("type")
+        if bt == "tool_result":
+            cid = block.get("tool_use_id")
+            if not isinstance(cid, str):
+                cid = None
+            else:
+                tool_uses.pop(cid, None)
+            out.append(dec.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "user",
+                              {"call_id": cid, "output": result_text(block.get("content")),
+                               "is_error": bool(block.get("is_error"))}))
+        elif bt == "text":
+            texts.append(str(block.get("text", "")))
+        elif bt in ("image", "document"):
+            out.append(dec.ev(ITEM_COMPLETED, rec, MESSAGE, None, "user", {"text": None, "attachment": bt}))
+        else:
+            out.append(dec.unparsed(rec, f"unknown user content block type {bt!r}"))
+    return texts, out
 
 
 def result_text(content: Any) -> Any:
@@ -331,33 +368,11 @@ class ClaudeCodeDecoder(StreamDecoder):
         msg = obj.get("message")
         if msg.__class__ is not dict:
             return [self.unparsed(rec, "user line without a message object")]
-        content = msg.get("content")
-        from_stdin = rec.get("dir") == "c2s"
-        out: list[Event] = []
-        texts: list[str] = []
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            for block in content:
-                if block.__class__ is not dict:
-                    out.append(self.unparsed(rec, "content block is not an object"))
-                    continue
-                bt = block.get("type")
-                if bt == "tool_result":
-                    cid = block.get("tool_use_id")
-                    if isinstance(cid, str):
-                        self.tool_uses.pop(cid, None)
-                    out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid if isinstance(cid, str) else None, "user",
-                                       {"call_id": cid, "output": result_text(block.get("content")),
-                                        "is_error": bool(block.get("is_error"))}))
-                elif bt == "text":
-                    texts.append(str(block.get("text", "")))
-                elif bt in ("image", "document"):
-                    out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "user", {"text": None, "attachment": bt}))
-                else:
-                    out.append(self.unparsed(rec, f"unknown user content block type {bt!r}"))
-        else:
+        got = user_content(self, rec, msg.get("content"), self.tool_uses)
+        if got is None:
             return [self.unparsed(rec, "user message content is neither text nor a list")]
+        texts, out = got
+        from_stdin = rec.get("dir") == "c2s"
         if texts:
             text = "\n".join(texts)
             if from_stdin and not self.in_turn:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, str_or_none
-from wirecap.dialects.claude_code import result_text, usage_fields
+from wirecap.dialects.claude_code import result_text, usage_fields, user_content
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -254,33 +254,11 @@ class ClaudeSessionDecoder(StreamDecoder):
         msg = obj.get("message")
         if not isinstance(msg, dict):
             return [self.unparsed(rec, "user line without a message object")]
-        content = msg.get("content")
-        out: list[Event] = []
-        texts: list[str] = []
-        results: list[Event] = []
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    results.append(self.unparsed(rec, "content block is not an object"))
-                    continue
-                bt = block.get("type")
-                if bt == "tool_result":
-                    cid = str_or_none(block.get("tool_use_id"))
-                    if cid is not None:
-                        self.tool_uses.pop(cid, None)
-                    results.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "user", {
-                        "call_id": cid, "output": result_text(block.get("content")),
-                        "is_error": block.get("is_error") is True}))
-                elif bt == "text":
-                    texts.append(str(block.get("text", "")))
-                elif bt in ("image", "document"):
-                    results.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "user", {"text": None, "attachment": bt}))
-                else:
-                    results.append(self.unparsed(rec, f"unknown user content block type {bt!r}"))
-        else:
+        got = user_content(self, rec, msg.get("content"), self.tool_uses)
+        if got is None:
             return [self.unparsed(rec, "user message content is neither text nor a list")]
+        texts, results = got
+        out: list[Event] = []
         meta = obj.get("isMeta") is True or obj.get("isCompactSummary") is True
         sidechain = self._side(obj)
         if texts and texts[0].startswith(_INTERRUPTED) and not results:

@@ -21,23 +21,12 @@ status is `http-status` too, as for every HTTP dialect.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
-from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Decoder, Dialect, str_or_none, text_of
+from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Decoder, Dialect, str_or_none, text_of, url_path
 from wirecap.events import ERROR, SESSION_STARTED, Event
 
 _ME = "/api/v1/me"
 _RUNS = "/api/v1/agent-runs"
-
-
-def _path(open_record: dict[str, Any] | None) -> str:
-    url = open_record.get("url") if isinstance(open_record, dict) else None
-    if not isinstance(url, str):
-        return ""
-    try:
-        return urlsplit(url).path.rstrip("/")
-    except ValueError:
-        return ""
 
 
 def _route(path: str) -> str | None:
@@ -56,7 +45,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     """The open record's URL path is one of the Codebuff REST routes above (an HTTP exchange)."""
     if not isinstance(open_record, dict) or open_record.get("kind") != "http":
         return None
-    path = _path(open_record)
+    path = url_path(open_record)
     route = _route(path)
     if route is None:
         return None
@@ -85,7 +74,7 @@ class CodebuffRestDecoder(Decoder):
         return "response"
 
     def on_open(self, rec: dict[str, Any]) -> list[Event]:
-        path = _path(rec)
+        path = url_path(rec)
         self.route = _route(path)
         if self.route == "steps":
             self.run_id = path.rsplit("/", 2)[-2] or None
