@@ -235,7 +235,8 @@ def is_telemetry(path: str) -> bool:
 
 
 # a log line naming an analytics request's URL (a fetch shim's `POST https://host/batch/ -> ...`)
-TELEMETRY_URL = re.compile(rb"https?://[^\s\"/]+(?:/(?:batch|capture|i/v0/e|decide|flags))/?(?=[\s\"?]|$)")
+TELEMETRY_URL = re.compile(rb"https?://[^\s\"/]+(?:/(?:" + b"|".join(re.escape(p[1:].encode()) for p in sorted(TELEMETRY_PATHS))
+                           + rb"))/?(?=[\s\"?]|$)")
 
 
 _TEXT = _Shapes(False)
@@ -246,7 +247,6 @@ _ID_KEY = re.compile(rb"[A-Za-z0-9_]*(?:[a-z0-9]Id|[a-z0-9]ID|_id|_ID|uuid|Uuid|
 _TIME_KEY = re.compile(rb"[A-Za-z0-9_]*(?:[Tt]imestamp|[Tt]ime|_at|[a-z]At|[Dd]ate)|created|updated|started|ended|"
                        rb"completed|start|end|ts|sentAt|sent_at")
 
-PLACEHOLDERS = ("<uuid>", "<ulid>", "<hex>", "<id>", "<date>", "<time>", "<port>", "<env>", "<cwd>", "<home>", "<tmp>")
 
 
 def _random_tail(prefix: str, tail: str) -> bool:
@@ -422,12 +422,6 @@ class EnvMask:
 
     def learn(self, text: str) -> None:
         self.learn_json(text.encode("utf-8", "surrogatepass"))
-
-    def learn_value(self, value: Any) -> None:
-        try:
-            self.learn_json(orjson.dumps(value))
-        except TypeError:
-            pass
 
     def _compile(self) -> None:
         subs: dict[str, str] = {}

@@ -90,8 +90,8 @@ def write_ops(writer: CaptureWriter, t0: float | None, ops: list[ImportOp]) -> d
 @click.option("--kind", type=click.Choice(KINDS),
               help="What the sources are (default: detected per file from its name and first lines).")
 @click.option("--dialect", metavar="NAME",
-              help="Dialect hint for stdout transcripts (default: guessed: claude-code, codebuddy, claude-session, codex-rollout, "
-                   "codebuff-events, codex-exec, opencode).")
+              help="Dialect hint for stdout transcripts (default: none; the decoders detect it when the "
+                   "capture is read; session files get claude-session / codex-rollout).")
 @click.option("--force", is_flag=True, help="Replace CAP if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the 'wrote CAP' summary or warnings on stderr.")
 @redaction_options
