@@ -16,6 +16,15 @@ SAMPLES = FIXTURES / "samples"
 LAB = FIXTURES / "lab"
 
 
+def lab_dir(binary: str = "claude") -> Path | None:
+    """The installed lab of real agent CLIs (`make lab`): $WIRECAP_LAB, else <repo>/.lab, when it holds
+    node_modules/.bin/BINARY; None otherwise (real-client tests skip then)."""
+    for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
+        if cand and (Path(cand) / "node_modules" / ".bin" / binary).exists():
+            return Path(cand).resolve()
+    return None
+
+
 @pytest.fixture
 def samples_dir() -> Path:
     return SAMPLES

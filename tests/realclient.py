@@ -52,6 +52,8 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from conftest import lab_dir  # noqa: F401 - also used by the suite module as realclient.lab_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 LABKIT = ROOT / "tests" / "fixtures" / "lab"
 FAKES = LABKIT / "fake"
@@ -213,12 +215,6 @@ for _cases in MATRIX.values():
 MISMATCH_EXITS_NONZERO = frozenset({"claude", "codex", "opencode", "codebuff-1.0.115"})
 
 
-def lab_dir() -> Path | None:
-    """The installed lab (WIRECAP_LAB, else <repo>/.lab), or None when it is not there."""
-    for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
-        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
-            return Path(cand).resolve()
-    return None
 
 
 def can_unshare() -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, run_wirecap
+from conftest import lab_dir as _lab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -406,13 +407,6 @@ def test_new_shapes_in_imported_session_files_are_drift(tmp_path: Path, name: st
     assert [x["severity"] for x in json.loads(strict.stdout) if x["rule"] == "drift"] == ["error"]
 
 
-def _lab() -> Path | None:
-    import os
-
-    for cand in (os.environ.get("WIRECAP_LAB"), str(REPO / ".lab")):
-        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
-            return Path(cand)
-    return None
 
 
 @pytest.mark.realclient

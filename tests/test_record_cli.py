@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import lab_dir as _lab
 from conftest import run_wirecap
 from record_util import ROOT, channel, read_capture, record_home, self_signed_cert  # noqa: F401
 
@@ -223,11 +224,6 @@ def test_record_refuses_bad_arguments_without_a_traceback(tmp_path):
 
 
 # --- real client (the lab's Claude Code against the lab's fake Anthropic server) ---------------------
-def _lab() -> Path | None:
-    for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
-        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
-            return Path(cand)
-    return None
 
 
 @pytest.mark.realclient

@@ -26,6 +26,7 @@ import brotli
 import orjson
 import pytest
 import zstandard
+from conftest import lab_dir as _lab
 from conftest import run_wirecap
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -540,11 +541,6 @@ def test_adversarial_megabyte_is_scanned_and_matches_the_reference(unit: str) ->
 
 
 # --- a real client: Claude Code through `wirecap record` ------------------------------------------
-def _lab() -> Path | None:
-    for cand in (os.environ.get("WIRECAP_LAB"), str(Path(__file__).resolve().parent.parent / ".lab")):
-        if cand and (Path(cand) / "node_modules" / ".bin" / "claude").exists():
-            return Path(cand)
-    return None
 
 
 @pytest.mark.realclient

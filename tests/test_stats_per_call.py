@@ -13,7 +13,6 @@ The numbers asserted are read by hand from the captures (see the comments).
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_wirecap
+from conftest import lab_dir, run_wirecap
 from record_util import ROOT, record_home  # noqa: F401
 
 from wirecap.analysis.stats import capture_totals, stats_capture, stats_records
@@ -336,11 +335,10 @@ def test_rest_http_error_on_finish_is_a_failed_run() -> None:
 
 
 # --- real clients ----------------------------------------------------------------------------------------
+
+
 def _lab() -> Path | None:
-    for cand in (os.environ.get("WIRECAP_LAB"), str(ROOT / ".lab")):
-        if cand and (Path(cand) / "node_modules" / ".bin" / "codex").exists():
-            return Path(cand)
-    return None
+    return lab_dir("codex")
 
 
 def _free_port() -> int:
@@ -479,3 +477,4 @@ def test_real_codebuff_sdk_failed_run_flagged(tmp_path) -> None:
     assert res.returncode == 0, res.stderr.decode()[-2000:]
     found = validate_capture(str(cap))
     assert [f.severity for f in found if f.rule == "cb-run-failed"] == ["error"]
+

@@ -17,6 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import SAMPLES, run_wirecap
+from conftest import lab_dir as _lab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -419,11 +420,6 @@ def test_pty_without_command_is_a_usage_error(tmp_path: Path) -> None:
 
 # --- a real agent CLI ----------------------------------------------------------------------------
 
-def _lab() -> Path | None:
-    for root in (os.environ.get("WIRECAP_LAB"), str(Path(__file__).resolve().parent.parent / ".lab")):
-        if root and (Path(root) / "node_modules" / ".bin" / "claude").exists():
-            return Path(root)
-    return None
 
 
 @pytest.mark.realclient
