@@ -68,15 +68,19 @@ def channel_dialect(script: ChannelScript) -> str | None:
     return detect_channel(script.open, first[:DETECT_MSGS])[0]
 
 
-def match_profile(script: ChannelScript) -> str | None:
+_DETECT: Any = object()  # `match_profile`'s "not given": None is a dialect answer
+
+
+def match_profile(script: ChannelScript, dialect: str | None = _DETECT) -> str | None:
     """What a live message of this channel is matched as: `TELEMETRY` for an analytics route with no
     dialect hint (its batches depend on the client's flush timer, not on the conversation, so a live
     request matches any recorded one of its route), else the channel's dialect (`channel_dialect`).
-    Kept apart from the dialect: analytics is how replay treats a route, not a dialect the decoders know."""
+    Kept apart from the dialect: analytics is how replay treats a route, not a dialect the decoders know.
+    `dialect`: the channel's `channel_dialect` when the caller already has it (detected once)."""
     hint = script.open.get("dialect")
     if not (isinstance(hint, str) and hint) and script.kind == "http" and is_telemetry(script.path):
         return TELEMETRY
-    return channel_dialect(script)
+    return channel_dialect(script) if dialect is _DETECT else dialect
 
 
 def volatile_for(dialect: str | None) -> list[str]:

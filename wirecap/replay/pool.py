@@ -25,7 +25,7 @@ class ScriptPool:
         self._lock = threading.Lock()
         self._matchers: dict[str | None, Matcher] = {}
         self._dialects = {s.ch: channel_dialect(s) for s in scripts}
-        self._profiles = {s.ch: match_profile(s) for s in scripts}
+        self._profiles = {s.ch: match_profile(s, self._dialects[s.ch]) for s in scripts}
         self.http_count = 0
         Matcher(self.ignore)  # a bad --ignore path fails here, before serving, not on the first request
 
