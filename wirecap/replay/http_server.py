@@ -406,8 +406,10 @@ def mismatch_body(mm: Mismatch, dialect: str | None, path: str) -> bytes:
     Every shape also carries `wirecap`: reason, channel, index, candidate_seq and `diff`, the aligned
     differences one short line each (never the whole values: some clients print the body)."""
     msg = mm.message()
-    full = mm.to_json()  # the client gets the aligned lines, not every value (wirecap prints those)
-    detail = {k: full[k] for k in ("reason", "channel", "index", "candidate_seq", "diff")}
+    # the client gets the aligned lines, not every value (wirecap prints those): `mm.to_json()`'s
+    # short keys, built here without copying the differing values its `diffs` would hold
+    detail = {"reason": mm.reason(), "channel": mm.ch, "index": mm.index,
+              "candidate_seq": mm.candidate_seq, "diff": mm.diff_lines()}
     shape = error_shape(dialect, path)
     doc: dict[str, Any]
     if shape == "anthropic":
