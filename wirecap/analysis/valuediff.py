@@ -53,9 +53,9 @@ def _diff(a: Any, b: Any, path: tuple[Any, ...], out: list[Diff]) -> None:
                 out.append((format_path((*path, k)), MISSING, v))
         return
     if a.__class__ is list and b.__class__ is list:
-        if _same(a, b):
-            return
         ka, kb = [_key(v) for v in a], [_key(v) for v in b]
+        if ka == kb:  # (the list's own key is its elements' keys joined: no need to dump it whole)
+            return
         for tag, i1, i2, j1, j2 in align(ka, kb):
             if tag == "equal":
                 continue

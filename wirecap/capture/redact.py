@@ -720,12 +720,19 @@ class Redactor:
         before = self.hits
         out = dict(fields)
         if "json" in out:
+            raw = None
             if "raw" in out:  # learn from the original first: both forms then get the same placeholders
-                self.raw_json(out["raw"])
+                learned = self._learned  # (a snapshot: replaced whole whenever a secret is learned)
+                raw = self.raw_json(out["raw"])
+                raw_hits = self.hits - before
                 before = self.hits
             out["json"] = self.value(out["json"])
-            if "raw" in out:
-                out["raw"] = self.raw_json(out["raw"])
+            if raw is not None:
+                if self._learned is learned:  # nothing learned since: a second pass would give the same
+                    self.hits += raw_hits
+                    out["raw"] = raw
+                else:
+                    out["raw"] = self.raw_json(out["raw"])
         elif "text" in out:
             out["text"] = self.text(out["text"])
             if "raw" in out:

@@ -281,7 +281,8 @@ class ReplayServer:
         keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
         body = decode_request_body(body, headers.get("content-encoding"))
         try:
-            script, mm = self.pool.take_http(method, path, body, strict=self.strict)
+            live = comparable(encode_payload(body)) if body else None  # (decoded once: matched, then correlated)
+            script, mm = self.pool.take_http(method, path, body, strict=self.strict, live=live)
         except Exception as e:  # noqa: BLE001 - a matching bug is told to the client, not a dropped connection
             live = comparable(encode_payload(body)) if body else None
             script, mm = None, Mismatch.failed("http", 0, live, e, what=f"request {method} {path}")
@@ -303,7 +304,7 @@ class ReplayServer:
         self.log(f"{script.ch}: {method} {target}")
         corr = Correlator()
         if script.request_body and body:
-            corr.learn(comparable(request_payload(script)[0]), comparable(encode_payload(body)))
+            corr.learn(comparable(request_payload(script)[0]), live)
         await self._respond(c, script, method, version, keep, corr)
         return keep
 
@@ -406,8 +407,10 @@ def mismatch_body(mm: Mismatch, dialect: str | None, path: str) -> bytes:
     Every shape also carries `wirecap`: reason, channel, index, candidate_seq and `diff`, the aligned
     differences one short line each (never the whole values: some clients print the body)."""
     msg = mm.message()
-    full = mm.to_json()  # the client gets the aligned lines, not every value (wirecap prints those)
-    detail = {k: full[k] for k in ("reason", "channel", "index", "candidate_seq", "diff")}
+    # the client gets the aligned lines, not every value (wirecap prints those): `mm.to_json()`'s
+    # short keys, built here without copying the differing values its `diffs` would hold
+    detail = {"reason": mm.reason(), "channel": mm.ch, "index": mm.index,
+              "candidate_seq": mm.candidate_seq, "diff": mm.diff_lines()}
     shape = error_shape(dialect, path)
     doc: dict[str, Any]
     if shape == "anthropic":

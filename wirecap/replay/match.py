@@ -68,15 +68,19 @@ def channel_dialect(script: ChannelScript) -> str | None:
     return detect_channel(script.open, first[:DETECT_MSGS])[0]
 
 
-def match_profile(script: ChannelScript) -> str | None:
+_DETECT: Any = object()  # `match_profile`'s "not given": None is a dialect answer
+
+
+def match_profile(script: ChannelScript, dialect: str | None = _DETECT) -> str | None:
     """What a live message of this channel is matched as: `TELEMETRY` for an analytics route with no
     dialect hint (its batches depend on the client's flush timer, not on the conversation, so a live
     request matches any recorded one of its route), else the channel's dialect (`channel_dialect`).
-    Kept apart from the dialect: analytics is how replay treats a route, not a dialect the decoders know."""
+    Kept apart from the dialect: analytics is how replay treats a route, not a dialect the decoders know.
+    `dialect`: the channel's `channel_dialect` when the caller already has it (detected once)."""
     hint = script.open.get("dialect")
     if not (isinstance(hint, str) and hint) and script.kind == "http" and is_telemetry(script.path):
         return TELEMETRY
-    return channel_dialect(script)
+    return channel_dialect(script) if dialect is _DETECT else dialect
 
 
 def volatile_for(dialect: str | None) -> list[str]:
@@ -226,6 +230,7 @@ class Matcher:
         # may have been made in another directory or HOME than the live client runs in.
         self.env_recorded = EnvMask()
         self.env_live = EnvMask()
+        self._live_memo: tuple[Any, EnvMask, int, Any] | None = None  # see `_live`
 
     def normalize(self, value: Any, env: EnvMask | None = None) -> Any:
         """`value` with volatile fields hidden and, unless `shapes` is off, id/time/port shapes and the
@@ -239,11 +244,25 @@ class Matcher:
         return mask_value(value, env)
 
     def same(self, live: Any, recorded: Any) -> bool:
-        return self.normalize(live, self.env_live) == self.normalize(recorded, self.env_recorded)
+        return self._live(live) == self.normalize(recorded, self.env_recorded)
 
     def diffs(self, live: Any, recorded: Any) -> list[tuple[str, Any, Any]]:
         """Aligned differences `(path, recorded, live)`, volatile fields hidden."""
-        return aligned_diffs(self.normalize(recorded, self.env_recorded), self.normalize(live, self.env_live))
+        nrec = self.normalize(recorded, self.env_recorded)
+        return aligned_diffs(nrec, self._live(live))
+
+    def _live(self, live: Any) -> Any:
+        """`self.normalize(live, self.env_live)`, computed once for a live message compared with several
+        recorded ones (LLM request bodies are large): learning the live environment from the same value
+        again learns nothing, so while the live environment has learned nothing else since (its paths
+        only grow), the normalized value is the one kept for that very object."""
+        env = self.env_live
+        memo = self._live_memo
+        if memo is not None and memo[0] is live and memo[1] is env and memo[2] == len(env.paths):
+            return memo[3]
+        nlive = self.normalize(live, env)
+        self._live_memo = (live, env, len(env.paths), nlive)  # (holding `live`: its id stays its own)
+        return nlive
 
     def closest(self, live: Any, candidates: Iterable[tuple[int | None, Any]]) -> tuple[int | None, Any, list]:
         """(seq, value, diffs) of the candidate with the fewest differing fields; the first on ties."""

@@ -14,6 +14,8 @@ from wirecap.capture.payload import encode_payload
 from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable, is_telemetry, match_profile
 from wirecap.replay.script import ChannelScript, request_payload
 
+_UNSET: Any = object()
+
 
 class ScriptPool:
     def __init__(self, scripts: list[ChannelScript], *, ignore: list[str] | tuple[str, ...] = (),
@@ -25,7 +27,8 @@ class ScriptPool:
         self._lock = threading.Lock()
         self._matchers: dict[str | None, Matcher] = {}
         self._dialects = {s.ch: channel_dialect(s) for s in scripts}
-        self._profiles = {s.ch: match_profile(s) for s in scripts}
+        self._profiles = {s.ch: match_profile(s, self._dialects[s.ch]) for s in scripts}
+        self._bodies: dict[int, tuple[ChannelScript, Any]] = {}  # id(script) -> (script, its `_body`)
         self.http_count = 0
         Matcher(self.ignore)  # a bad --ignore path fails here, before serving, not on the first request
 
@@ -35,6 +38,16 @@ class ScriptPool:
         if m is None:
             m = self._matchers[d] = Matcher(self.ignore, d)
         return m
+
+    def _body(self, s: ChannelScript) -> Any:
+        """`_body_of(s)`, decoded once per script (base64, content-encoding) and kept: every live request
+        of its route compares with it again."""
+        hit = self._bodies.get(id(s))
+        if hit is not None and hit[0] is s:  # (the script kept with its body: an id is never reused for another)
+            return hit[1]
+        body = _body_of(s)
+        self._bodies[id(s)] = (s, body)
+        return body
 
     def dialect_of(self, ch: str) -> str | None:
         """The dialect of the recorded channel `ch` (None when unknown or not a recorded channel)."""
@@ -62,12 +75,14 @@ class ScriptPool:
                     break
         return None
 
-    def take_http(self, method: str, path: str, body: bytes, strict: bool = True
+    def take_http(self, method: str, path: str, body: bytes, strict: bool = True, *, live: Any = _UNSET
                   ) -> tuple[ChannelScript | None, Mismatch | None]:
         """The recording for one live request: the first unused one with the same method, path and
         normalized body. Otherwise (None, mismatch) in strict mode, or in lenient mode the next
-        unused one with the same method and path (and the mismatch, to log)."""
-        live = comparable(encode_payload(body)) if body else None
+        unused one with the same method and path (and the mismatch, to log). `live`: the body's
+        `comparable(encode_payload(body))` when the caller has it already (else decoded here)."""
+        if live is _UNSET:
+            live = comparable(encode_payload(body)) if body else None
         with self._lock:
             self.http_count += 1
             index = self.http_count
@@ -77,7 +92,7 @@ class ScriptPool:
             for pass_ in (0, 1):
                 fresh = [s for s in same_route if pass_ == 1 or s.ch not in self.used]
                 for s in fresh:
-                    if self.matcher(s).same(live, _body_of(s)):
+                    if self.matcher(s).same(live, self._body(s)):
                         self.used.add(s.ch)
                         return s, None
                 if not loop:
@@ -89,7 +104,7 @@ class ScriptPool:
                 return None, Mismatch("http", index, live, None, None, what=label)
             m = self.matcher(pool[0])
             seq_by_id = {id(s): s for s in pool}
-            cands = [(id(s), _body_of(s)) for s in pool]
+            cands = [(id(s), self._body(s)) for s in pool]
             key, value, diffs = m.closest(live, cands)
             best = seq_by_id[key]  # type: ignore[index]
             if best.method != method or best.path != path:
