@@ -294,13 +294,9 @@ class Unit:
     dialect: str | None = None
     reason: str = ""
     channels: list[str] = field(default_factory=list)
-
-    @property
-    def main_open(self) -> dict[str, Any] | None:
-        for o in self.opens:
-            if o.get("kind") == "process":
-                return o
-        return self.opens[0] if self.opens else None
+    # how many of `pending` are non-stderr msg records (what detection samples), so `Decoding` builds
+    # the sample only once there are enough of them rather than on every record
+    out_pending: int = 0
 
 
 class Decoding:
@@ -339,13 +335,13 @@ class Decoding:
         return out
 
     def _try_detect(self, unit: Unit, final: bool) -> list[Event] | None:
-        if self.forced is not None and forced_for(self.forced, unit.main_open):
-            return self._start(unit, self.forced.name, "--dialect")
         opened = unit_open(unit.opens)
-        msgs = out_msgs([r for r in unit.pending if r.get("type") == "msg"])
+        if self.forced is not None and forced_for(self.forced, opened):
+            return self._start(unit, self.forced.name, "--dialect")
         hinted = opened is not None and isinstance(opened.get("dialect"), str) and opened["dialect"] in DIALECTS
-        if not (hinted or final or len(msgs) >= DETECT_MSGS):
+        if not (hinted or final or unit.out_pending >= DETECT_MSGS):
             return None  # detection decides from several messages: wait for them (or the unit's end)
+        msgs = out_msgs([r for r in unit.pending if r.get("type") == "msg"])
         name, reason = detect_channel(opened, msgs)
         return self._start(unit, name, reason)
 
@@ -369,6 +365,8 @@ class Decoding:
         if unit.decoder is not None:
             return unit, unit.decoder.feed(rec)
         unit.pending.append(rec)
+        if rtype == "msg" and ch[:6] != "stderr":
+            unit.out_pending += 1
         final = rtype == "close" and (rec.get("ch") == unit.key)
         events = self._try_detect(unit, final)
         return unit, events or []
