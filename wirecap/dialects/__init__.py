@@ -35,6 +35,7 @@ from wirecap.dialects.base import (
     Decoder,
     Dialect,
     Finding,
+    is_stderr,
     out_msgs,
     url_path,
 )
@@ -214,7 +215,7 @@ class Detection:
         if rtype == "open":
             key = unit_key(rec, self.chan_unit)
             self.chan_unit[ch] = key
-            if rec.get("stream") == "stderr" or ch[:6] == "stderr":
+            if rec.get("stream") == "stderr" or is_stderr(ch):
                 self._stderr.add(ch)
             sample = self.units.get(key)
             if sample is None:
@@ -230,7 +231,7 @@ class Detection:
         if sample.closed:
             return
         if rtype == "msg":
-            if len(sample.msgs) < DETECT_MSGS and (ch[:6] != "stderr"):
+            if len(sample.msgs) < DETECT_MSGS and not is_stderr(ch):
                 sample.msgs.append(rec)
         elif rtype == "close" and ch == key:
             sample.closed = True
@@ -365,7 +366,7 @@ class Decoding:
         if unit.decoder is not None:
             return unit, unit.decoder.feed(rec)
         unit.pending.append(rec)
-        if rtype == "msg" and ch[:6] != "stderr":
+        if rtype == "msg" and not is_stderr(ch):
             unit.out_pending += 1
         final = rtype == "close" and (rec.get("ch") == unit.key)
         events = self._try_detect(unit, final)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, INFO, Finding
+from wirecap.dialects.base import ERROR_SEV, INFO, Finding, is_stderr
 
 
 class _Open:
@@ -89,7 +89,7 @@ class Known:
 
     @staticmethod
     def skip_channel(ch: Any) -> bool:
-        return isinstance(ch, str) and ch[:6] == "stderr"
+        return is_stderr(ch)
 
 
 def extend(spec: Any, fields: dict[str, Any] | None = None, variants: dict[str, Any] | None = None) -> Any:
