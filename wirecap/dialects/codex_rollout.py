@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -63,17 +63,11 @@ _OUTPUTS = frozenset(("function_call_output", "custom_tool_call_output"))
 
 def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> str | None:
     """A rollout line: `{"timestamp", "type": <rollout line type>, "payload": {...}}`."""
-    try:
-        for rec in first:
-            obj = rec.get("json")
-            if not isinstance(obj, dict) or str(rec.get("ch", ""))[:6] == "stderr":
-                continue
-            t = obj.get("type")
-            if isinstance(t, str) and t in LINE_TYPES and isinstance(obj.get("payload"), dict) \
-                    and isinstance(obj.get("timestamp"), str):
-                return f"a {t!r} line with a payload (Codex rollout file)"
-    except Exception:  # noqa: BLE001 - a sniff never raises
-        return None
+    for obj in json_objects(first):
+        t = obj.get("type")
+        if isinstance(t, str) and t in LINE_TYPES and isinstance(obj.get("payload"), dict) \
+                and isinstance(obj.get("timestamp"), str):
+            return f"a {t!r} line with a payload (Codex rollout file)"
     return None
 
 
