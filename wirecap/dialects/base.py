@@ -72,7 +72,7 @@ class Dialect:
     summary: str
     volatile: tuple[str, ...] = ()
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
-    sniff: Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None] | None = None
+    sniff: Sniff | None = None
     priority: int = 100
     known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
 
