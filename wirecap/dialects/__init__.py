@@ -35,6 +35,7 @@ from wirecap.dialects.base import (
     Decoder,
     Dialect,
     Finding,
+    is_stderr,
     out_msgs,
     url_path,
 )
@@ -214,7 +215,7 @@ class Detection:
         if rtype == "open":
             key = unit_key(rec, self.chan_unit)
             self.chan_unit[ch] = key
-            if rec.get("stream") == "stderr" or ch[:6] == "stderr":
+            if rec.get("stream") == "stderr" or is_stderr(ch):
                 self._stderr.add(ch)
             sample = self.units.get(key)
             if sample is None:
@@ -230,7 +231,7 @@ class Detection:
         if sample.closed:
             return
         if rtype == "msg":
-            if len(sample.msgs) < DETECT_MSGS and (ch[:6] != "stderr"):
+            if len(sample.msgs) < DETECT_MSGS and not is_stderr(ch):
                 sample.msgs.append(rec)
         elif rtype == "close" and ch == key:
             sample.closed = True
@@ -294,13 +295,9 @@ class Unit:
     dialect: str | None = None
     reason: str = ""
     channels: list[str] = field(default_factory=list)
-
-    @property
-    def main_open(self) -> dict[str, Any] | None:
-        for o in self.opens:
-            if o.get("kind") == "process":
-                return o
-        return self.opens[0] if self.opens else None
+    # how many of `pending` are non-stderr msg records (what detection samples), so `Decoding` builds
+    # the sample only once there are enough of them rather than on every record
+    out_pending: int = 0
 
 
 class Decoding:
@@ -339,13 +336,13 @@ class Decoding:
         return out
 
     def _try_detect(self, unit: Unit, final: bool) -> list[Event] | None:
-        if self.forced is not None and forced_for(self.forced, unit.main_open):
-            return self._start(unit, self.forced.name, "--dialect")
         opened = unit_open(unit.opens)
-        msgs = out_msgs([r for r in unit.pending if r.get("type") == "msg"])
+        if self.forced is not None and forced_for(self.forced, opened):
+            return self._start(unit, self.forced.name, "--dialect")
         hinted = opened is not None and isinstance(opened.get("dialect"), str) and opened["dialect"] in DIALECTS
-        if not (hinted or final or len(msgs) >= DETECT_MSGS):
+        if not (hinted or final or unit.out_pending >= DETECT_MSGS):
             return None  # detection decides from several messages: wait for them (or the unit's end)
+        msgs = out_msgs([r for r in unit.pending if r.get("type") == "msg"])
         name, reason = detect_channel(opened, msgs)
         return self._start(unit, name, reason)
 
@@ -369,6 +366,8 @@ class Decoding:
         if unit.decoder is not None:
             return unit, unit.decoder.feed(rec)
         unit.pending.append(rec)
+        if rtype == "msg" and not is_stderr(ch):
+            unit.out_pending += 1
         final = rtype == "close" and (rec.get("ch") == unit.key)
         events = self._try_detect(unit, final)
         return unit, events or []

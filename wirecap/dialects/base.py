@@ -72,7 +72,7 @@ class Dialect:
     summary: str
     volatile: tuple[str, ...] = ()
     rules: tuple[tuple[str, str, str], ...] = field(default=())  # (rule, severity, one-line meaning)
-    sniff: Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None] | None = None
+    sniff: Sniff | None = None
     priority: int = 100
     known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
 
@@ -297,6 +297,11 @@ def url_path(open_record: Any) -> str:
         return ""
 
 
+def is_stderr(ch: Any) -> bool:
+    """Whether a channel is a stderr pipe (its lines are free text, not the dialect's messages)."""
+    return isinstance(ch, str) and ch[:6] == "stderr"
+
+
 def out_msgs(msgs: Any) -> list[dict[str, Any]]:
     """The msg records of a sample that are not stderr lines (what sniffs judge)."""
     if not isinstance(msgs, list):
@@ -304,8 +309,7 @@ def out_msgs(msgs: Any) -> list[dict[str, Any]]:
     out = []
     for r in msgs:
         if isinstance(r, dict) and r.get("type", "msg") == "msg":
-            ch = r.get("ch")
-            if isinstance(ch, str) and ch[:6] == "stderr":
+            if is_stderr(r.get("ch")):
                 continue
             out.append(r)
     return out

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, str_or_none
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none
 from wirecap.dialects.claude_code import result_text, usage_fields, user_content
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
@@ -56,22 +56,16 @@ def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> st
     Stream-json lines say `session_id` and carry no `timestamp`; opencode says `sessionID`; so these
     keys are the session file's own.
     """
-    try:
-        for rec in first:
-            obj = rec.get("json")
-            if not isinstance(obj, dict) or str(rec.get("ch", ""))[:6] == "stderr":
-                continue
-            t = obj.get("type")
-            if not isinstance(t, str) or "__timestamp" in obj or "session_id" in obj:  # CodeBuddy / stream-json
-                continue
-            if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t in _UNTIMED):
-                return f"a {t!r} line with sessionId (Claude Code session file)"
-            if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
-                return f"a {t!r} line with leafUuid (Claude Code session file)"
-            if t == "file-history-snapshot" and isinstance(obj.get("messageId"), str):  # (CodeBuddy's has `id`)
-                return "a 'file-history-snapshot' line with messageId (Claude Code session file)"
-    except Exception:  # noqa: BLE001 - a sniff never raises
-        return None
+    for obj in json_objects(first):
+        t = obj.get("type")
+        if not isinstance(t, str) or "__timestamp" in obj or "session_id" in obj:  # CodeBuddy / stream-json
+            continue
+        if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t in _UNTIMED):
+            return f"a {t!r} line with sessionId (Claude Code session file)"
+        if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
+            return f"a {t!r} line with leafUuid (Claude Code session file)"
+        if t == "file-history-snapshot" and isinstance(obj.get("messageId"), str):  # (CodeBuddy's has `id`)
+            return "a 'file-history-snapshot' line with messageId (Claude Code session file)"
     return None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from wirecap.dialects.base import ERROR_SEV, INFO, WARNING, Decoder, Dialect, str_or_none, text_of, url_path
+from wirecap.dialects.http_base import http_path
 from wirecap.events import ERROR, SESSION_STARTED, Event
 
 _ME = "/api/v1/me"
@@ -43,13 +44,12 @@ def _route(path: str) -> str | None:
 
 def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
     """The open record's URL path is one of the Codebuff REST routes above (an HTTP exchange)."""
-    if not isinstance(open_record, dict) or open_record.get("kind") != "http":
-        return None
-    path = url_path(open_record)
-    route = _route(path)
+    path = http_path(open_record)
+    route = _route(path) if path is not None else None
     if route is None:
         return None
-    return f"HTTP {open_record.get('method', '')} {path} (Codebuff REST: {route})".replace("  ", " ")
+    method = (open_record or {}).get("method", "")  # (http_path answered: an http open record)
+    return f"HTTP {method} {path} (Codebuff REST: {route})".replace("  ", " ")
 
 
 class CodebuffRestDecoder(Decoder):
@@ -63,7 +63,6 @@ class CodebuffRestDecoder(Decoder):
         self.request: dict[str, Any] | None = None
         self.status_code: int | None = None
         self.ended: dict[str, Any] = {}
-        self.failed = False
 
     def msg_type(self, rec: dict[str, Any]) -> str:
         obj = rec.get("json")
@@ -116,7 +115,6 @@ class CodebuffRestDecoder(Decoder):
                               "direct_credits": obj.get("directCredits"), "credits": obj.get("totalCredits"),
                               "is_error": status != "completed"}
                 if status == "failed":
-                    self.failed = True
                     self.find(ERROR_SEV, "cb-run-failed", f"agent run {self.run_id} finished with status failed "
                               f"after {obj.get('totalSteps')} step(s)", rec)
                     return [self.ev(ERROR, rec, data={"message": f"agent run {self.run_id} failed", "code": "failed",
@@ -136,7 +134,6 @@ class CodebuffRestDecoder(Decoder):
         if self.status_code is not None and self.status_code >= 400:
             self.find(ERROR_SEV, "http-status", f"HTTP status {self.status_code} {rec.get('reason', '')}".rstrip(), rec)
             if self.route == "runs" and self.action in ("START", "FINISH"):
-                self.failed = True
                 self.find(ERROR_SEV, "cb-run-failed", f"agent run {self.action} answered HTTP {self.status_code}", rec)
             return [self.ev(ERROR, rec, data={"message": f"{self.route} answered HTTP {self.status_code}",
                                               "code": self.status_code, "fatal": True, "status": self.status_code})]
@@ -153,14 +150,12 @@ class CodebuffRestDecoder(Decoder):
             self.run_id = str_or_none(obj.get("runId"))
             if self.run_id is None:
                 self.find(ERROR_SEV, "cb-run-failed", "agent run START answered without a runId", rec)
-                self.failed = True
             req = (self.request or {}).get("json") or {}
             return [self.ev(SESSION_STARTED, rec, data={"session_id": self.run_id, "model": None,
                                                         "agent_id": req.get("agentId"),
                                                         "ancestor_run_ids": req.get("ancestorRunIds")})]
         if self.route == "runs" and self.action == "FINISH":
             if obj.get("success") is False:
-                self.failed = True
                 self.find(ERROR_SEV, "cb-run-failed", f"agent run FINISH answered success false: {obj}"[:160], rec)
             return []
         if self.route == "steps":

@@ -44,6 +44,15 @@ _TOOL_ITEMS = {
 }
 
 
+def codex_usage(u: dict[str, Any]) -> dict[str, Any]:
+    """A Codex token usage object (`turn.completed.usage`, a rollout's token usage) as the USAGE event's
+    counts: `input_tokens` includes the cached ones, which are counted as cache reads instead."""
+    cached = num(u.get("cached_input_tokens"))
+    return {"input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
+            "cache_read_tokens": cached, "cache_creation_tokens": num(u.get("cache_write_input_tokens")),
+            "reasoning_tokens": num(u.get("reasoning_output_tokens"))}
+
+
 class CodexExecDecoder(StreamDecoder):
     dialect = "codex-exec"
 
@@ -76,12 +85,8 @@ class CodexExecDecoder(StreamDecoder):
             out: list[Event] = []
             u = obj.get("usage")
             if isinstance(u, dict):
-                cached = num(u.get("cached_input_tokens"))
                 out.append(self.ev(USAGE, rec, data={
-                    "model": None, "message_id": f"turn-{self.turns}",
-                    "input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
-                    "cache_read_tokens": cached, "cache_creation_tokens": num(u.get("cache_write_input_tokens")),
-                    "reasoning_tokens": num(u.get("reasoning_output_tokens")), "scope": "thread",
+                    "model": None, "message_id": f"turn-{self.turns}", **codex_usage(u), "scope": "thread",
                     "resumed": self.resumed}))
             out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": "completed", "is_error": False}))
             return out

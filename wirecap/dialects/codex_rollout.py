@@ -25,7 +25,8 @@ from typing import Any
 
 import orjson
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none
+from wirecap.dialects.codex_exec import codex_usage
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -63,17 +64,11 @@ _OUTPUTS = frozenset(("function_call_output", "custom_tool_call_output"))
 
 def sniff(open_record: dict[str, Any] | None, first: list[dict[str, Any]]) -> str | None:
     """A rollout line: `{"timestamp", "type": <rollout line type>, "payload": {...}}`."""
-    try:
-        for rec in first:
-            obj = rec.get("json")
-            if not isinstance(obj, dict) or str(rec.get("ch", ""))[:6] == "stderr":
-                continue
-            t = obj.get("type")
-            if isinstance(t, str) and t in LINE_TYPES and isinstance(obj.get("payload"), dict) \
-                    and isinstance(obj.get("timestamp"), str):
-                return f"a {t!r} line with a payload (Codex rollout file)"
-    except Exception:  # noqa: BLE001 - a sniff never raises
-        return None
+    for obj in json_objects(first):
+        t = obj.get("type")
+        if isinstance(t, str) and t in LINE_TYPES and isinstance(obj.get("payload"), dict) \
+                and isinstance(obj.get("timestamp"), str):
+            return f"a {t!r} line with a payload (Codex rollout file)"
     return None
 
 
@@ -91,13 +86,6 @@ def _text(content: Any) -> str | None:
         return None
     parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
     return "\n".join(parts) if parts else None
-
-
-def _usage(u: dict[str, Any]) -> dict[str, Any]:
-    cached = num(u.get("cached_input_tokens"))
-    return {"input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
-            "cache_read_tokens": cached, "cache_creation_tokens": num(u.get("cache_write_input_tokens")),
-            "reasoning_tokens": num(u.get("reasoning_output_tokens"))}
 
 
 class CodexRolloutDecoder(StreamDecoder):
@@ -323,7 +311,7 @@ class CodexRolloutDecoder(StreamDecoder):
         if not isinstance(u, dict):
             return [self.unparsed(rec, "token_usage_record without a usage object")]
         return [self.ev(USAGE, rec, data={"model": self.model, "message_id": str_or_none(p.get("response_id")),
-                                          **_usage(u), "scope": "message"})]
+                                          **codex_usage(u), "scope": "message"})]
 
     def _token_count(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
         info = p.get("info")
@@ -335,7 +323,7 @@ class CodexRolloutDecoder(StreamDecoder):
         last = info.get("last_token_usage")
         if self.usage_records or not moved or not isinstance(last, dict):
             return [self.status(rec, "token count", subtype="token_count", total=total)]
-        return [self.ev(USAGE, rec, data={"model": self.model, "message_id": None, **_usage(last), "scope": "message"})]
+        return [self.ev(USAGE, rec, data={"model": self.model, "message_id": None, **codex_usage(last), "scope": "message"})]
 
     # --- end --------------------------------------------------------------------------------------------------
     def on_finish(self) -> list[Event]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, INFO, Finding
+from wirecap.dialects.base import ERROR_SEV, INFO, Finding, is_stderr
 
 
 class _Open:
@@ -89,7 +89,7 @@ class Known:
 
     @staticmethod
     def skip_channel(ch: Any) -> bool:
-        return isinstance(ch, str) and ch[:6] == "stderr"
+        return is_stderr(ch)
 
 
 def extend(spec: Any, fields: dict[str, Any] | None = None, variants: dict[str, Any] | None = None) -> Any:
@@ -136,7 +136,6 @@ def open_paths(spec: Any, path: str = "") -> list[str]:
 # 0.99 us per message with one closure per node, 0.64 us generated). Unions with many variants
 # dispatch through a dict to one generated function per variant instead of a long if-chain.
 Report = Callable[[dict[str, Any], str, str, str, str], None]
-Checker = Callable[[Any, Report, dict[str, Any]], None]
 _INLINE_VARIANTS = 12  # a union with more variants dispatches through a dict
 
 
@@ -196,17 +195,10 @@ class _Gen:
     def emit(self, ind: int, line: str) -> None:
         self.lines.append("    " * ind + line)
 
-
-def compile_spec(spec: Any, path: str = "", label: str = "") -> Checker | None:
-    """A checker for `spec` at `path` inside message type `label`, or None when nothing under it is
-    ever looked at."""
-    if not _active(spec):
-        return None
-    g = _Gen()
-    g.emit(0, "def check(v, report, rec):")
-    _emit(g, spec, "v", path, label, 1)
-    exec("\n".join(g.lines), g.ns)  # noqa: S102 - our own generated code, from constant specs
-    return g.ns["check"]
+    def function(self) -> Callable[..., None]:
+        """The generated function `check` (the source starts with its `def check(...)`)."""
+        exec("\n".join(self.lines), self.ns)  # noqa: S102 - our own generated code, from constant specs
+        return self.ns["check"]
 
 
 def _emit(g: _Gen, spec: Any, x: str, path: str, label: str, ind: int) -> None:
@@ -283,12 +275,11 @@ def _emit_union(g: _Gen, spec: Union, x: str, path: str, label: str, ind: int) -
         table = {}
         for value, sub in spec.variants.items():
             at, named = place(value)
-            if isinstance(sub, dict) or (isinstance(sub, Union) or _active(sub)):
+            if _active(sub):
                 sg = _Gen()
                 sg.emit(0, "def check(v, report, rec):")
                 _variant(sg, sub, "v", at, named, 1)
-                exec("\n".join(sg.lines), sg.ns)  # noqa: S102 - as in compile_spec
-                table[value] = sg.ns["check"]
+                table[value] = sg.function()
             else:
                 table[value] = _noop
         d, f = g.name("D", table), g.name("f")
@@ -321,8 +312,7 @@ def compile_known(known: Known) -> Callable[[Report, dict[str, Any]], None]:
             _emit_union(g, spec, "v", "", name, 3)
         else:
             _emit(g, spec, "v", "", name, 3)
-    exec("\n".join(g.lines), g.ns)  # noqa: S102 - as in compile_spec
-    return g.ns["check"]
+    return g.function()
 
 
 _COMPILED: dict[int, tuple[Known, Callable[[Report, dict[str, Any]], None]]] = {}
@@ -395,4 +385,4 @@ class DriftCheck:
         return out
 
 
-__all__ = ["OPEN", "DriftCheck", "Known", "MapOf", "Union", "compile_known", "compile_spec", "extend", "open_paths"]
+__all__ = ["OPEN", "DriftCheck", "Known", "MapOf", "Union", "compile_known", "extend", "open_paths"]

@@ -69,10 +69,19 @@ def sse_names(msgs: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, An
     return out
 
 
+def _summary(rec: dict[str, Any]) -> bool:
+    """Whether a record's flags say `summary`; False when its `flags` is nothing one can look in
+    (a sniff never raises)."""
+    try:
+        return "summary" in (rec.get("flags") or ())
+    except TypeError:
+        return False
+
+
 def response_bodies(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The JSON-object response bodies (not SSE events, not summaries) among the first messages."""
     return [r["json"] for r in out_msgs(msgs) if r.get("dir") == "s2c" and r.get("sse") is None
-            and isinstance(r.get("json"), dict) and "summary" not in (r.get("flags") or ())]
+            and isinstance(r.get("json"), dict) and not _summary(r)]
 
 
 class HttpDecoder(Decoder):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Decoder, text_of
+from wirecap.dialects.base import ERROR_SEV, Decoder, is_stderr, text_of
 from wirecap.events import Event
 
 
@@ -30,8 +30,8 @@ class StreamDecoder(Decoder):
         ch = rec.get("ch") or ""
         if not isinstance(ch, str):
             ch = str(ch)
-        self.is_out[ch] = ch[:6] != "stderr"
-        if ch[:6] == "stderr":
+        self.is_out[ch] = not is_stderr(ch)
+        if is_stderr(ch):
             text = text_of(rec)
             if text is None:
                 text = rec.get("raw") or (str(obj) if "json" in rec else "")
