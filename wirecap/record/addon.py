@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wirecap.capture.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
 from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import SSEParser, sse_record_fields
 from wirecap.capture.writer import CaptureWriter, default_origin
-from wirecap.record.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
 from wirecap.record.lines import LineSplitter
 
 log = logging.getLogger("wirecap.record")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from wirecap.capture.bodies import content_encodings, decode_body
 from wirecap.capture.payload import encode_payload, payload_bytes
 from wirecap.capture.reader import CaptureReader
-from wirecap.record.bodies import content_encodings, decode_body
 
 
 @dataclass(slots=True)

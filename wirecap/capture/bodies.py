@@ -1,6 +1,8 @@
-"""Body helpers for the recorder: incremental content-decoding, size caps, header dicts.
+"""HTTP body codecs: content-encoding decoding (incremental and whole), size caps, header dicts.
 
-Only the record is decoded; the client always gets the bytes as they came.
+Pure functions over bytes, shared by the recorder (which decodes only what it records: the client always
+gets the bytes as they came) and replay (which decodes recorded and live request bodies before matching).
+They live with the capture format so that neither I/O shell imports the other.
 """
 
 from __future__ import annotations
