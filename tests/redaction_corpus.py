@@ -180,3 +180,10 @@ def secrets(per_shape: int = 8, seed: int = 13) -> list[tuple[str, str]]:
 def json_escape_ascii(s: str, every: int = 3) -> str:
     """`s` with every `every`-th character written as a JSON `\\u00XX` escape (as some encoders do)."""
     return "".join(f"\\u{ord(c):04x}" if i % every == 1 else c for i, c in enumerate(s))
+
+
+# Adversarial units, each repeated to a megabyte: what made the v1 shapes backtrack (`eyJ`...), starts of
+# shapes that never complete, escapes, and a key that ends in a non-ASCII letter. The redaction tests check
+# each against the reference scanner; `make bench` (bench/bench_redact.py) reports the slowest per MB.
+ADVERSARIAL = ("eyJ", "sk-", "a-", "eyJa.", "Bearer ", "eyJaaaaaaaaaaaa.", "sk-ant-", "\\u002d", '"\\"', "\\n",
+               "AKIA", "xoxb-1", "ghp_", "cb-pat-", "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaa1é ")

@@ -31,7 +31,7 @@ from conftest import run_wirecap
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from record_util import read_capture, record_home, recorder  # noqa: F401
-from redaction_corpus import json_escape_ascii, non_secrets, secrets
+from redaction_corpus import ADVERSARIAL, json_escape_ascii, non_secrets, secrets
 
 from wirecap.capture import CaptureWriter
 from wirecap.capture import redact as R
@@ -524,10 +524,6 @@ def test_scanner_regexes_cannot_backtrack() -> None:
             assert possessive or not unbounded, p.pattern
     # the lookbehind of a candidate excludes every character its run may read
     assert "(?<![\\w\\-])" in R._CAND_TEXT.pattern
-
-
-ADVERSARIAL = ("eyJ", "sk-", "a-", "eyJa.", "Bearer ", "eyJaaaaaaaaaaaa.", "sk-ant-", "\\u002d", '"\\"', "\\n",
-               "AKIA", "xoxb-1", "ghp_", "cb-pat-")
 
 
 @pytest.mark.parametrize("unit", ADVERSARIAL)
