@@ -446,3 +446,22 @@ def test_the_recorded_cwd_is_masked_at_the_events_level_before_any_item_states_i
     assert diff_captures(a, b).equal, render_unified(diff_captures(a, b))
     c = capture_of(tmp_path, "c.jsonl", run("/tmp/suite/rec/work").copy(), cwd="/tmp/suite/replay-elsewhere/work")
     assert not diff_captures(a, c).equal  # the other side's own folder is masked, not any folder
+
+
+def test_compressed_captures_are_read_by_their_magic_bytes_whatever_their_name(tmp_path: Path) -> None:
+    """gzip and zstd are recognised as the capture reader recognises them (by content, not suffix): a zstd
+    capture named `.capture` diffs equal to itself; a compressed file cut before its first line is a clear error."""
+    import shutil
+
+    from wirecap.analysis.diff import input_kind
+    from wirecap.errors import WirecapError
+
+    src = Path(__file__).parent / "fixtures" / "stats" / "codex_resume.jsonl.zst"
+    renamed = tmp_path / "run.capture"
+    shutil.copy(src, renamed)
+    assert input_kind(str(renamed)) == "capture"
+    assert diff_captures(str(renamed), str(src)).equal
+    torn = tmp_path / "torn.jsonl.zst"
+    torn.write_bytes(src.read_bytes()[:40])
+    with pytest.raises(WirecapError, match="no complete first line"):
+        input_kind(str(torn))

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import gzip
-import io
 import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -311,10 +309,10 @@ def input_kind(path: str) -> str:
         raise WirecapError(f"{path}: no such file")
     if os.path.isdir(path):
         raise WirecapError(f"{path}: is a directory, not a capture")
-    if path.endswith(".zst"):
-        return "capture"  # a zstd-compressed capture: the capture reader judges it
     first = _first_line(path)
     if not first.strip():
+        if os.path.getsize(path) > 0:
+            raise WirecapError(f"{path}:1: no complete first line (a compressed file cut short?), not a wirecap capture")
         raise WirecapError(f"{path}: empty file, not a wirecap capture")
     try:
         obj = orjson.loads(first)
@@ -334,26 +332,23 @@ def _is_events_header(obj: dict[str, Any]) -> bool:
         "wirecap_events" in obj or "events" in str(obj.get("type")) or "format" in obj)
 
 
-def _open_text_lines(path: str) -> io.BufferedReader | gzip.GzipFile:
-    f = open(path, "rb")  # noqa: SIM115 - caller closes
-    if f.peek(2)[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")
-    return f
-
-
 def _first_line(path: str) -> bytes:
+    from wirecap.capture.reader import open_binary
+
     try:
-        with _open_text_lines(path) as f:
-            if path.endswith(".zst"):
-                return b"{}"  # compressed captures: let the capture reader judge
+        with open_binary(path) as f:  # (gzip and zstd by their magic bytes, as the capture reader does)
             return f.readline()
     except OSError as e:
         raise WirecapError(f"{path}: cannot read: {e.strerror or e}") from None
+    except Exception as e:  # noqa: BLE001 - a damaged compressed frame (zstandard.ZstdError, EOFError)
+        raise WirecapError(f"{path}: cannot read: {type(e).__name__}: {e}") from None
 
 
 def read_event_file(path: str) -> Iterator[Event]:
     """Universal events from a JSONL file written by `wirecap convert` (header line tolerated)."""
-    with _open_text_lines(path) as f:
+    from wirecap.capture.reader import open_binary
+
+    with open_binary(path) as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue

@@ -35,7 +35,9 @@ def stream_errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
-def _open_binary(path: str) -> IO[bytes]:
+def open_binary(path: str) -> IO[bytes]:
+    """`path` ("-": stdin) opened for reading bytes, gzip and zstd undone by their magic bytes (whatever the
+    file is called); a missing file, a directory or an unreadable one is a WirecapError."""
     if path == "-":
         raw: IO[bytes] = sys.stdin.buffer
     else:
@@ -101,7 +103,7 @@ class CaptureReader:
         self.interrupted: str | None = None
         self.last_seq = 0
         self.records = 0
-        self._f = _open_binary(self.path)
+        self._f = open_binary(self.path)
         compressed = not (isinstance(self._f, io.BufferedReader) and isinstance(self._f.raw, io.FileIO))
         try:
             first = self._f.readline(MAX_HEADER)

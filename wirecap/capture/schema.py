@@ -207,12 +207,12 @@ def validate_capture_file(path: str | os.PathLike[str]) -> list[str]:
     or a backwards `t` are all findings here. An empty list means the file is a valid, complete
     capture. Reads `.gz` / `.zst` too; streams, constant memory.
     """
-    from wirecap.capture.reader import _open_binary
+    from wirecap.capture.reader import open_binary
     from wirecap.errors import WirecapError
 
     name = os.fspath(path)
     try:
-        f = _open_binary(name)
+        f = open_binary(name)
     except WirecapError as e:
         return [str(e)]
     problems: list[str] = []
