@@ -30,6 +30,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from wirecap.fsmode import create_private, private_dir
+
 REPO = Path(__file__).resolve().parent.parent
 CAPTURES = REPO / "captures"
 WS_CAPTURE = CAPTURES / "codebuff-sdk-0.3.13-ws-tool.jsonl"
@@ -140,7 +142,7 @@ class Demo:
     def start(self, *args: str, log: str) -> subprocess.Popen:
         """A background wirecap process in its own process group (so `finally` can end all of it)."""
         print(f"    $ {shown(list(args), self.cwd)} &", flush=True)
-        logf = open(self.out / log, "wb")  # noqa: SIM115 - closed with the demo's output folder
+        logf = create_private(self.out / log)
         p = subprocess.Popen(wirecap_argv(*args), stdout=logf, stderr=subprocess.STDOUT, cwd=self.cwd,
                              start_new_session=True)
         logf.close()
@@ -283,7 +285,7 @@ class Demo:
                     *self.info_story(orig)]
 
         def tee_exec() -> list[str]:
-            with open(stdout_file, "wb") as f:
+            with create_private(stdout_file) as f:
                 self.run("tee", "-o", str(new), "--", sys.executable, "-m", "wirecap", "replay", "exec", str(orig),
                          "--speed", "0", stdout=f)
             n = stdout_file.read_bytes().count(b"\n")
@@ -325,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True)
+    private_dir(out)
     demo = Demo(out, cwd)
     try:
         print("\n== Part 1: a Codebuff WebSocket session, replayed through the recorder ==")

@@ -342,7 +342,9 @@ def append_lines(capture_path: str | os.PathLike[str], objs: Iterable[dict[str, 
     a crash is closed with a newline first so the next line stays readable."""
     path = notes_path(capture_path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        from wirecap.fsmode import open_private
+
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
     except OSError as e:
         raise WirecapError(f"{path}: cannot write notes: {e.strerror}") from None
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import socket
-import stat
 import sys
 import threading
 import time
@@ -24,6 +23,7 @@ from wirecap import __version__
 from wirecap.capture.payload import encode_payload, serialized_payload
 from wirecap.capture.redact import Redactor, may_hold_secret, needs_redaction, redact_record
 from wirecap.errors import WirecapError
+from wirecap.fsmode import open_private, private_dir
 
 FORMAT_VERSION = 1
 SYNC_INTERVAL = 1.0
@@ -155,18 +155,16 @@ class CaptureWriter:
                 raise WirecapError(f"{self.path}: cannot append to a compressed capture")
             self._open_append()
         else:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            flags = os.O_WRONLY | os.O_APPEND
             flags |= os.O_TRUNC if force else os.O_EXCL
             try:
-                fd = os.open(self.path, flags, 0o600)
+                fd = open_private(self.path, flags)  # 0600 whatever the umask or an overwritten file's mode
             except FileExistsError:
                 raise WirecapError(
                     f"{self.path}: capture exists; refusing to overwrite it (use --force)"
                 ) from None
             except OSError as e:
                 raise WirecapError(f"{self.path}: cannot create capture: {e.strerror}") from None
-            if force and stat.S_ISREG(os.fstat(fd).st_mode):  # never chmod a device (/dev/full) or a fifo
-                os.fchmod(fd, 0o600)  # an overwritten capture was perhaps readable by others
             self._sink = _Sink(fd, compression)
             now = _dt.datetime.now(_dt.UTC)
             self.created = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -711,5 +709,5 @@ def _scrub(value: Any) -> Any:
 
 def open_writer(path: str | os.PathLike[str], **kwargs: Any) -> CaptureWriter:
     """Create a capture, making parent folders as needed."""
-    Path(os.fspath(path)).parent.mkdir(parents=True, exist_ok=True)
+    private_dir(Path(os.fspath(path)).parent)
     return CaptureWriter(path, **kwargs)

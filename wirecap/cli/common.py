@@ -94,10 +94,12 @@ def refuse_output_over_input(output: str, inputs: Iterable[str], option: str = "
 @contextlib.contextmanager
 def replacing_file(path: str, mode: str = "wb") -> Iterator[IO[Any]]:
     """Write `path` through a temporary file renamed into place on success: a failure (bad input,
-    Ctrl-C) leaves no half-written file and an existing one as it was."""
-    tmp = f"{path}.tmp{os.getpid()}"
+    Ctrl-C) leaves no half-written file and an existing one as it was. The file is 0600 (`fsmode`)."""
+    from wirecap.fsmode import create_private, temp_name
+
+    tmp = temp_name(path)
     try:
-        f = open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}))  # noqa: SIM115
+        f = create_private(tmp, mode)  # owner-only, whatever the umask
     except OSError as e:
         raise WirecapError(f"{path}: cannot write: {e.strerror}") from None
     try:

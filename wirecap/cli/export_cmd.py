@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 import orjson
 
@@ -11,6 +9,7 @@ from wirecap.capture.reader import CaptureReader
 from wirecap.cli.common import refuse_output_over_input
 from wirecap.errors import WirecapError
 from wirecap.export.har import capture_to_har
+from wirecap.fsmode import create_private
 
 
 @click.command()
@@ -34,14 +33,13 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     if har_path == "-":
         click.get_binary_stream("stdout").write(data)
     else:
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
         try:
-            fd = os.open(har_path, flags, 0o600)
+            f = create_private(har_path, "wb", exclusive=not force)
         except FileExistsError:
             raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)") from None
         except OSError as e:
             raise WirecapError(f"{har_path}: cannot create: {e.strerror}") from None
-        with os.fdopen(fd, "wb") as f:
+        with f:
             f.write(data)
     for line in reader.report():
         click.echo(f"wirecap: {line}", err=True)

@@ -92,10 +92,9 @@ def _announce(line: str) -> None:
 
 
 def _write_port_file(path: str, port: int) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(f"{port}\n")
-    os.replace(tmp, path)
+    from wirecap.fsmode import write_private
+
+    write_private(path, f"{port}\n")
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
@@ -283,7 +282,10 @@ def addon_path() -> None:
     """Print the path of the mitmproxy addon file, for `mitmdump -s`.
 
     \b
-      mitmdump -s "$(wirecap addon-path)" --set wirecap_out=cap.jsonl --mode reverse:http://127.0.0.1:4242
+      mitmdump --listen-host 127.0.0.1 -s "$(wirecap addon-path)" --set wirecap_out=cap.jsonl \\
+          --mode reverse:http://127.0.0.1:4242
+
+    Without --listen-host the addon keeps the proxy on 127.0.0.1 (mitmproxy's own default is every interface).
     """
     import wirecap.record
 

@@ -47,6 +47,19 @@ def _check_url(url: str) -> None:
         raise WirecapError(f"--url {url!r}: expected ws://HOST:PORT[/path] or http://HOST:PORT[/prefix]")
 
 
+def _check_proxy(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url)
+        ok = u.scheme.lower() == "http" and bool(u.hostname)
+        u.port  # noqa: B018 - raises on a port that is not a number or beyond 65535
+    except ValueError:
+        ok = False
+    if not ok:
+        raise WirecapError(f"--proxy {url!r}: expected http://HOST:PORT")
+
+
 @click.group()
 def replay() -> None:
     """Replay a capture: as the server (serve), as the client (client), or as the CLI (exec, shim)."""
@@ -89,10 +102,9 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
     async def main() -> None:
         actual = await server.start(host, p)
         if port_file:
-            tmp = port_file + ".tmp"
-            with open(tmp, "w") as f:
-                f.write(str(actual))
-            os.replace(tmp, port_file)
+            from wirecap.fsmode import write_private
+
+            write_private(port_file, str(actual))
         paths = sorted(server.pool.ws_paths())
         click.echo(f"wirecap replay: serving {capture} on http://{host}:{actual}"
                    + (f" (WebSocket at {', '.join(paths)})" if paths else ""), err=True)
@@ -124,15 +136,21 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
               help="Seconds to wait for an expected server message before going on.")
 @click.option("--ignore", "ignore", multiple=True, metavar="PATH",
               help="Also ignore this field when comparing live server messages with recorded ones.")
+@click.option("--proxy", metavar="URL", default=None,
+              help="Go through this HTTP proxy (http://HOST:PORT). Proxy variables of the environment "
+                   "(http_proxy, https_proxy, all_proxy) are never used.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only divergences and the summary.")
 @redaction_options
 def client(capture: str, url: str, output: str | None, force: bool, speed: float, max_wait: float | None,
-           secrets: tuple[str, ...], timeout: float, ignore: tuple[str, ...], quiet: bool, no_redact: bool,
-           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+           secrets: tuple[str, ...], timeout: float, ignore: tuple[str, ...], proxy: str | None, quiet: bool,
+           no_redact: bool, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
     """Drive a live server at URL with the client side of CAP, and record what it answers.
 
+    It goes only to URL (with the secrets it fills in): a redirect is reported, never followed, and
+    no proxy is used unless --proxy names one.
+
     Exit 0 when every channel completed as recorded, 1 when the server diverged or timed out,
-    2 on errors (cannot connect, bad capture).
+    2 on errors (cannot connect, a WebSocket handshake answered with a redirect, bad capture).
     """
     from wirecap.capture.writer import default_origin, open_writer
     from wirecap.replay.client import run_client
@@ -140,6 +158,8 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
     from wirecap.replay.secrets import SecretFiller
 
     _check_url(url)
+    if proxy is not None:
+        _check_proxy(proxy)
     _header, scripts = load_scripts(capture)
     if not scripts:
         raise WirecapError(f"{capture}: no WebSocket or HTTP channel to replay")
@@ -155,7 +175,8 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
     log = None if quiet else (lambda s: click.echo(f"wirecap replay: {s}", err=True))
     try:
         result = asyncio.run(run_client(scripts, url, writer=writer, speed=speed, max_wait=max_wait,
-                                        timeout=timeout, secrets=filler, ignore=list(ignore), log=log))
+                                        timeout=timeout, secrets=filler, ignore=list(ignore), log=log,
+                                        proxy=proxy))
     finally:
         if writer is not None:
             writer.close()

@@ -75,6 +75,42 @@ def is_json_lines(response: Any) -> bool:
     return ctype.split(";", 1)[0].strip().lower() in _JSON_LINES_TYPES
 
 
+LOOPBACK = "127.0.0.1"
+
+
+def _default_to_loopback(opts: Any) -> bool:
+    """mitmproxy listens on every interface by default (`listen_host` ""): an open recording proxy on
+    the network. Unless the user chose a host (`--listen-host`, `--set listen_host=`, even "", or a
+    host in a mode spec `--mode regular@HOST:PORT`), make it 127.0.0.1. True when we did."""
+    from mitmproxy import optmanager
+    from mitmproxy.proxy import mode_specs
+
+    try:
+        if opts._options["listen_host"].value is not optmanager.unset:
+            return False
+        if any(mode_specs.ProxyMode.parse(m).custom_listen_host is not None for m in opts.mode):
+            return False
+    except (AttributeError, KeyError, ValueError):  # another mitmproxy's internals, a bad mode: theirs to say
+        return False
+    opts.update(listen_host=LOOPBACK)
+    log.info("wirecap: the proxy listens on %s only (give --listen-host to choose another address)", LOOPBACK)
+    return True
+
+
+async def _rebind_loopback() -> None:
+    from mitmproxy import ctx
+    from mitmproxy.proxy import mode_specs
+
+    ps = ctx.master.addons.get("proxyserver")
+    if ps is None:
+        return
+    if all(str(a[0]) in (LOOPBACK, "localhost") for a in ps.listen_addrs()):
+        return
+    modes = [mode_specs.ProxyMode.parse(m) for m in ctx.options.mode]
+    await ps.servers.update([])
+    await ps.servers.update(modes)
+
+
 def _is_ws_upgrade(request: Any) -> bool:
     return "websocket" in request.headers.get("upgrade", "").lower()
 
@@ -103,6 +139,8 @@ class WirecapAddon:
         self.body_cap = body_cap
         self.errors = 0  # exceptions caught in hooks
         self._chans: dict[str, _Chan] = {}
+        self._host_checked = False
+        self._loopback_default = False  # mitmdump -s: we set listen_host (the user gave none)
 
     # --- options (mitmdump -s) -----------------------------------------------------------------------
     def load(self, loader: Any) -> None:
@@ -121,6 +159,9 @@ class WirecapAddon:
         from wirecap.errors import WirecapError
 
         opts = ctx.options
+        if not self._host_checked:
+            self._host_checked = True
+            self._loopback_default = _default_to_loopback(opts)
         if "wirecap_body_cap" in updated:
             self.body_cap = max(0, int(opts.wirecap_body_cap))
         if "wirecap_out" in updated and opts.wirecap_out:
@@ -144,6 +185,12 @@ class WirecapAddon:
             except WirecapError as e:
                 raise exceptions.OptionsError(str(e)) from None
             log.info("wirecap: recording to %s", opts.wirecap_out)
+
+    async def running(self) -> None:
+        """mitmdump binds before it loads a script: when we moved the default listen host to loopback,
+        restart any listener that came up on another address (it has served nobody yet)."""
+        if self._loopback_default:
+            await _rebind_loopback()
 
     def done(self) -> None:
         if self.writer is None:

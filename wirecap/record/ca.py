@@ -8,9 +8,11 @@ simply uses that folder. Created on first use; never shared with a user's own `~
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from wirecap.errors import WirecapError
+from wirecap.fsmode import DIR_MODE, FILE_MODE, private_dir, write_private
 
 BASENAME = "mitmproxy"  # mitmproxy's file naming inside a confdir
 CA_ENV_VARS = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CODEX_CA_CERTIFICATE")
@@ -34,23 +36,29 @@ def ca_cert_path() -> Path:
 
 
 def ensure_ca() -> Path:
-    """Create the CA if it is not there yet; returns the confdir. Private key ends up 0600."""
+    """Create the CA if it is not there yet; returns the confdir (0700, its files 0600: `fsmode`)."""
     d = ca_dir()
     key = d / f"{BASENAME}-ca.pem"
     if not key.exists():
         try:
-            d.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(d)
             from mitmproxy import certs
 
-            certs.CertStore.create_store(d, BASENAME, 2048, organization="wirecap", cn="wirecap recording CA")
+            old = os.umask(0o077)  # mitmproxy writes the files with the umask's modes
+            try:
+                certs.CertStore.create_store(d, BASENAME, 2048, organization="wirecap", cn="wirecap recording CA")
+            finally:
+                os.umask(old)
         except OSError as e:
             raise WirecapError(f"{d}: cannot create wirecap's CA: {e.strerror or e}") from None
-    try:
-        for p in (key, d / f"{BASENAME}-ca.p12"):
-            if p.exists() and p.stat().st_mode & 0o077:
-                os.chmod(p, 0o600)
+    try:  # a CA made by an older wirecap (or under another umask): owner-only too
+        if stat.S_IMODE(d.stat().st_mode) & 0o077:
+            os.chmod(d, DIR_MODE)
+        for p in d.iterdir():
+            if p.is_file() and not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077:
+                os.chmod(p, FILE_MODE)
     except OSError as e:
-        raise WirecapError(f"{key}: cannot restrict permissions: {e.strerror or e}") from None
+        raise WirecapError(f"{d}: cannot restrict permissions: {e.strerror or e}") from None
     return d
 
 
@@ -85,9 +93,7 @@ def ensure_bundle() -> Path:
     bundle, cert = ca_bundle_path(), ca_cert_path()
     if not bundle.exists() or bundle.stat().st_mtime < cert.stat().st_mtime:
         system = _system_bundle()
-        tmp = bundle.with_suffix(".tmp")
-        tmp.write_bytes(system + (b"" if system.endswith(b"\n") or not system else b"\n") + cert.read_bytes())
-        os.replace(tmp, bundle)
+        write_private(bundle, system + (b"" if system.endswith(b"\n") or not system else b"\n") + cert.read_bytes())
     return bundle
 
 

@@ -1,4 +1,6 @@
-"""The file `mitmdump -s` loads: `mitmdump -s $(wirecap addon-path) --set wirecap_out=cap.jsonl`.
+"""The file `mitmdump -s` loads: `mitmdump --listen-host 127.0.0.1 -s $(wirecap addon-path) --set wirecap_out=cap.jsonl`.
+
+Without `--listen-host` the addon makes mitmproxy listen on 127.0.0.1 (not on every interface).
 
 Options: wirecap_out, wirecap_redact, wirecap_redact_key, wirecap_redact_pattern, wirecap_body_cap,
 wirecap_force (see `mitmdump --options` once loaded, or docs/commands/record.md).

@@ -6,6 +6,11 @@ ids the live server makes up (requestId of a tool call, tool_use ids, ...) are l
 each live server message with the recorded one at the same position and rewritten into the client
 messages that follow; redaction placeholders are filled from the environment. Channels start in
 recorded order; a channel that opened after another closed waits for that one to finish.
+
+It goes only where it was told (the filled-in secrets go with it): never through a proxy of the
+environment (`http_proxy`, `https_proxy`, `all_proxy`; only an explicit `proxy=`), and a redirect
+(3xx) is reported, never followed: an HTTP 3xx is the response (a divergence unless recorded), a
+WebSocket handshake answered 3xx is an error.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from wirecap.capture.payload import encode_payload, payload_bytes
 from wirecap.capture.writer import CaptureWriter
@@ -73,13 +78,26 @@ def target_url(base: str, script: ChannelScript) -> str:
     return urlunsplit((scheme, b.netloc, prefix + (rec.path or "/"), rec.query, ""))
 
 
+class _Connect(connect):
+    """websockets' `connect` that never follows a redirect: the 3xx is raised as `InvalidStatus`."""
+
+    def process_redirect(self, exc: Exception) -> Exception | str:
+        return exc
+
+
+def redirect_note(status: int, location: str | None) -> str:
+    return (f"the server answered {status} (redirect{' to ' + location if location else ''}); not followed: "
+            "replay client goes only to --url")
+
+
 class ReplayClient:
     def __init__(self, scripts: list[ChannelScript], base_url: str, *, writer: CaptureWriter | None = None,
                  speed: float = 1.0, max_wait: float | None = None, timeout: float = 30.0,
                  secrets: SecretFiller | None = None, ignore: list[str] | tuple[str, ...] = (),
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, proxy: str | None = None) -> None:
         self.scripts = scripts
         self.base = base_url
+        self.proxy = proxy  # only this one: never one from the environment
         self.writer = writer
         self.pacer = Pacer(speed, max_wait)
         self.timeout = timeout
@@ -122,6 +140,11 @@ class ReplayClient:
                     await self._http(script)
             except TimeoutError:
                 self.result.timeouts.append(f"{script.ch}: timed out after {self.timeout:g}s")
+            except InvalidStatus as e:
+                status = e.response.status_code
+                why = (redirect_note(status, e.response.headers.get("Location")) if 300 <= status < 400
+                       else f"the server refused the WebSocket handshake with HTTP {status}")
+                self.result.errors.append(f"{script.ch}: {target_url(self.base, script)}: {why}")
             except (OSError, ConnectionClosed, InvalidHandshake, InvalidURI) as e:
                 self.result.errors.append(f"{script.ch}: {target_url(self.base, script)}: {e}")
             finally:
@@ -171,9 +194,9 @@ class ReplayClient:
         live_count = 0
         arrived = asyncio.Condition()
         loop = asyncio.get_running_loop()
-        ws = await connect(url, additional_headers=headers, subprotocols=[sub] if sub else None,
-                           compression=compression, max_size=None, ping_interval=None,
-                           open_timeout=self.timeout, close_timeout=5, user_agent_header=None)
+        ws = await _Connect(url, additional_headers=headers, subprotocols=[sub] if sub else None,
+                            compression=compression, max_size=None, ping_interval=None, proxy=self.proxy,
+                            open_timeout=self.timeout, close_timeout=5, user_agent_header=None)
         self.log(f"{ch}: connected to {url} (replaying {script.ch})")
         if writer is not None:
             fields: dict[str, Any] = {"url": url, "headers": {k.lower(): v for k, v in ws.request.headers.raw_items()},
@@ -288,7 +311,9 @@ class ReplayClient:
 
         self.log(f"{ch}: {script.method} {url} (replaying {script.ch})")
         res = await http_exchange(self.writer, ch, script.method, url, headers, body,
-                                  timeout=self.timeout, on_message=on_message)
+                                  timeout=self.timeout, on_message=on_message, proxy=self.proxy)
+        if 300 <= res.status < 400:
+            self.log(f"{ch}: {redirect_note(res.status, res.headers.get('location'))}")
         want = int((script.response or {}).get("status") or (script.close or {}).get("status") or 0)
         if want and res.status != want:
             self.result.divergences.append(Mismatch(script.ch, 0, res.status, (script.response or {}).get("seq"),

@@ -64,12 +64,21 @@ async def http_exchange(
     *,
     timeout: float = 30.0,
     on_message: Callable[[dict[str, Any]], None] | None = None,
+    proxy: str | None = None,
 ) -> HttpResult:
-    """Send one request and record it; `on_message` sees each s2c msg's fields as it arrives."""
+    """Send one request and record it; `on_message` sees each s2c msg's fields as it arrives.
+
+    It connects to `url`'s host, or to `proxy` (an `http://HOST:PORT` proxy, given explicitly: the
+    environment's proxy variables are never read), and follows no redirect (a 3xx is the result)."""
     u = urlsplit(url)
     host = u.hostname or "127.0.0.1"
     port = u.port or (443 if u.scheme == "https" else 80)
     target = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    connect_host, connect_port = host, port
+    if proxy:
+        pu = urlsplit(proxy)
+        connect_host, connect_port = pu.hostname or "127.0.0.1", pu.port or 8080
+        target = url  # absolute form, as a proxy is asked
     send_headers = [(k, v) for k, v in headers if k.lower() not in SKIP_REQUEST_HEADERS]
     host_value = u.netloc
     lines = [f"{method} {target} HTTP/1.1", f"host: {host_value}"]
@@ -86,7 +95,7 @@ async def http_exchange(
     if writer is not None:
         writer.open(ch, "http", method=method, url=url, headers=rec_headers, server=f"{host}:{port}")
     async with asyncio.timeout(timeout):
-        reader, w = await asyncio.open_connection(host, port)
+        reader, w = await asyncio.open_connection(connect_host, connect_port)
     try:
         w.write(head + body)
         await w.drain()

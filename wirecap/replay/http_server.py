@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from wirecap.capture.payload import encode_payload
+from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import body_piece_bytes
 from wirecap.errors import WirecapError
 from wirecap.replay.match import MESSAGE_PREFIX, Mismatch, comparable
@@ -166,8 +167,11 @@ class ReplayServer:
     def __init__(self, scripts: list[ChannelScript], *, speed: float = 1.0, max_wait: float | None = None,
                  strict: bool = True, loop: bool = False, ignore: list[str] | tuple[str, ...] = (),
                  on_mismatch: Callable[[Mismatch], None] | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, redactor: Redactor | None = None) -> None:
         self.pool = ScriptPool(scripts, ignore=ignore, loop=loop)
+        # Live clients' secrets never reach a log line, a mismatch report, a 400 body or close reason,
+        # or pytest's output: learnt from each request's secret headers, found in bodies by shape.
+        self.redactor = redactor or Redactor()
         self.pacer = Pacer(speed, max_wait)
         self.strict = strict
         self.on_mismatch = on_mismatch
@@ -180,20 +184,33 @@ class ReplayServer:
 
     @classmethod
     def from_capture(cls, path: str, **kwargs: Any) -> ReplayServer:
-        _header, scripts = load_scripts(path)
+        header, scripts = load_scripts(path)
         if not scripts:
             raise WirecapError(f"{path}: no WebSocket or HTTP channel to replay")
+        kwargs.setdefault("redactor", live_redactor(header))
         return cls(scripts, **kwargs)
 
     # --- reporting ------------------------------------------------------------------------------
     def log(self, text: str) -> None:
         if self._log is not None:
-            self._log(text)
+            self._log(self.redactor.text(text))
 
-    def mismatch(self, mm: Mismatch) -> None:
+    def learn_secrets(self, headers: dict[str, str]) -> None:
+        """A live request's secret headers (authorization, x-api-key, cookie, ...): their values are
+        then redacted wherever they appear."""
+        try:
+            self.redactor.headers_dict(headers)
+        except Exception:  # noqa: BLE001 - redaction must not stop serving
+            pass
+
+    def mismatch(self, mm: Mismatch) -> Mismatch:
+        """Record and report a mismatch, its secrets redacted; returns the redacted one (what the
+        client is told is built from it)."""
+        mm = mm.redacted(self.redactor)
         self.mismatches.append(mm)
         if self.on_mismatch is not None:
             self.on_mismatch(mm)
+        return mm
 
     # --- life cycle -----------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
@@ -237,9 +254,10 @@ class ReplayServer:
                 try:
                     method, target, version, hlist = parse_head(head)
                 except ValueError as e:
-                    await c.write(_plain(400, str(e)))
+                    await c.write(_plain(400, self.redactor.text(str(e))))
                     return
                 headers = _join(hlist)
+                self.learn_secrets(headers)
                 if (headers.get("upgrade", "").lower() == "websocket"
                         and "upgrade" in headers.get("connection", "").lower()):
                     assert c.transport is not None
@@ -255,7 +273,7 @@ class ReplayServer:
             return
         except ValueError as e:
             try:
-                await c.write(_plain(400, str(e)))
+                await c.write(_plain(400, self.redactor.text(str(e))))
             except (_Closed, ConnectionError):
                 pass
         except Exception as e:  # noqa: BLE001 - keep serving other connections
@@ -266,10 +284,11 @@ class ReplayServer:
 
     async def ws_session(self, conn: Any) -> None:
         path = urlsplit(conn.request.path).path or "/"
+        self.learn_secrets({k.lower(): v for k, v in conn.request.headers.raw_items()})
         script = self.pool.take_ws(path)
         if script is None:
             mm = Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}")
-            self.mismatch(mm)
+            mm = self.mismatch(mm)
             await conn.close(MISMATCH_CLOSE, close_reason(f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"))
             return
         self.log(f"{script.ch}: live WebSocket connection at {path}")
@@ -287,7 +306,7 @@ class ReplayServer:
             live = comparable(encode_payload(body)) if body else None
             script, mm = None, Mismatch.failed("http", 0, live, e, what=f"request {method} {path}")
         if mm is not None:
-            self.mismatch(mm)
+            mm = self.mismatch(mm)
         if script is None:
             assert mm is not None
             try:
@@ -301,7 +320,7 @@ class ReplayServer:
                 ("x-should-retry", "false"), ("x-wirecap-replay", "mismatch")], keep)
                           + (b"" if method == "HEAD" else data))  # a HEAD answer has no body
             return keep
-        self.log(f"{script.ch}: {method} {target}")
+        self.log(f"{script.ch}: {method} {self.redactor.url('http://h' + target)[len('http://h'):]}")
         corr = Correlator()
         if script.request_body and body:
             corr.learn(comparable(request_payload(script)[0]), live)
@@ -398,6 +417,20 @@ def _head(status: int, reason: str, headers: list[tuple[str, str]], keep: bool, 
     elif say_keep_alive:
         lines.append("connection: keep-alive")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+def live_redactor(header: dict[str, Any] | None) -> Redactor:
+    """The redactor for what a live client sends: the default policy plus the keys and patterns the
+    capture was recorded with (its header's `redaction`), so replay hides what the recording hid."""
+    red = (header or {}).get("redaction") if isinstance(header, dict) else None
+    keys = red.get("extra_keys") if isinstance(red, dict) else None
+    patterns = red.get("extra_patterns") if isinstance(red, dict) else None
+    keys = tuple(k for k in keys if isinstance(k, str)) if isinstance(keys, list) else ()
+    patterns = tuple(p for p in patterns if isinstance(p, str)) if isinstance(patterns, list) else ()
+    try:
+        return Redactor(extra_keys=keys, extra_patterns=patterns)
+    except Exception:  # noqa: BLE001 - a pattern this Python cannot compile: the default policy still holds
+        return Redactor(extra_keys=keys)
 
 
 def mismatch_body(mm: Mismatch, dialect: str | None, path: str) -> bytes:

@@ -12,13 +12,14 @@ a field-level diff say exactly what differed. Sans-I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_value
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes
+from wirecap.capture.redact import Redactor
 from wirecap.replay.script import ChannelScript
 
 CODEBUFF_WS = "codebuff-ws"
@@ -204,6 +205,22 @@ class Mismatch:
             lines.append(f"  closest recorded candidate: seq {self.candidate_seq}{_named(self.candidate)}")
             lines.extend("    " + line for line in self.diff_lines())
         return "\n".join(lines)
+
+    def redacted(self, redactor: Redactor) -> Mismatch:
+        """The same mismatch with the secrets `redactor` finds replaced by placeholders, on both sides
+        (a live client's key, token or cookie, and what a `--no-redact` recording holds): what is
+        printed, told to the client, kept and shown by pytest is built from this one."""
+        def red(v: Any) -> Any:
+            if isinstance(v, (bytes, bytearray)):
+                text = bytes(v).decode("utf-8", "surrogateescape")
+                out = redactor.text(text)
+                return v if out == text else out.encode("utf-8", "surrogateescape")
+            return redactor.value(v)
+
+        return replace(
+            self, live=red(self.live), candidate=red(self.candidate),
+            diffs=[(path, red(rec), red(live)) for path, rec, live in self.diffs],
+            error=None if self.error is None else redactor.text(self.error))
 
     def to_json(self) -> dict[str, Any]:
         """The mismatch as plain JSON values (bytes as text or base64; never raises)."""

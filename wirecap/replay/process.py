@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-import stat
 import sys
 import time
 from typing import BinaryIO
@@ -18,6 +17,7 @@ from typing import BinaryIO
 from wirecap.capture.payload import line_bytes
 from wirecap.capture.reader import CaptureReader
 from wirecap.errors import WirecapError
+from wirecap.fsmode import private_dir, write_private
 from wirecap.replay.script import ProcessScript, build_process_script
 from wirecap.replay.timing import Pacer
 
@@ -98,12 +98,11 @@ def write_shim(capture: str, out: str, name: str, speed: float = 1.0, max_wait: 
     load_process(capture, channels)  # fail now, not when the shim runs
     if os.path.exists(out) and not force:
         raise WirecapError(f"{out}: exists; refusing to overwrite it (use --force)")
-    parent = os.path.dirname(os.path.abspath(out))
-    os.makedirs(parent, exist_ok=True)
+    private_dir(os.path.dirname(os.path.abspath(out)))
     text = SHIM_TEMPLATE.format(python=sys.executable, name=shlex.quote(name), capture=os.path.abspath(capture),
                                 speed=float(speed), max_wait=max_wait, channels=tuple(channels))
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(text)
-    mode = os.stat(out).st_mode
-    os.chmod(out, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    try:
+        write_private(out, text, executable=True)  # 0700: it goes first on PATH, nobody else may change it
+    except OSError as e:
+        raise WirecapError(f"{out}: cannot write: {e.strerror or e}") from None
     return out

@@ -157,7 +157,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
         except Exception as e:  # noqa: BLE001 - a matching bug ends the session the way a mismatch does
             index, mm = None, Mismatch.failed(script.ch, cm.live_count, live, e)
         if mm is not None:
-            replay.mismatch(mm)
+            mm = replay.mismatch(mm)
             if index is None:
                 await fail(conn, mm, replay.pool.dialect_of(script.ch))
                 return
@@ -177,7 +177,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
             msg = await conn.recv(decode=False)
             index, mm = cm.feed(_live_value(msg))
             if mm is not None:
-                replay.mismatch(mm)
+                mm = replay.mismatch(mm)
                 if replay.strict:
                     await fail(conn, mm, replay.pool.dialect_of(script.ch))
                     return
