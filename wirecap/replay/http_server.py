@@ -200,6 +200,12 @@ class ReplayServer:
         then redacted wherever they appear."""
         try:
             self.redactor.headers_dict(headers)
+            # a cookie header is redacted whole but not learnt (it holds several values): learn each
+            # value, so a session cookie the client also puts in a body is hidden there too
+            for part in headers.get("cookie", "").split(";"):
+                value = part.partition("=")[2].strip()
+                if value:
+                    self.redactor.learn(value, "cookie")
         except Exception:  # noqa: BLE001 - redaction must not stop serving
             pass
 
