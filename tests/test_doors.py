@@ -326,3 +326,48 @@ def test_pytest_fixture_failure_shows_no_live_secret(tmp_path, cap):
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "unmatched client message" in out, out
     assert _leaks(out) == []
+
+
+def test_replay_serve_serves_stand_ins_for_redacted_values_and_matches_them_back(tmp_path):
+    """A recorded login answer's session cookie and token were redacted: the client gets well-formed
+    stand-ins (ASCII, the same for the same secret), one warning per kind naming the seq, and its
+    next request carrying the token back matches the recorded one (which holds the placeholder)."""
+    from wirecap.capture.writer import CaptureWriter
+    from wirecap.replay.http_server import ReplayServer, ThreadedReplayServer
+
+    tok = "tokZ" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+    path = tmp_path / "login.jsonl"
+    w = CaptureWriter(path)
+    w.open("http-1", "http", method="POST", url="http://127.0.0.1:4242/login", headers={"host": "x"})
+    w.msg("http-1", "c2s", b'{"user": "me"}')
+    w.response("http-1", 200, {"content-type": "application/json",
+                               "set-cookie": "session=c00k1eV4lue8f7e6d5c4b3a2; Path=/"})
+    w.msg("http-1", "s2c", orjson.dumps({"access_token": tok}))
+    w.close_channel("http-1", status=200)
+    w.open("http-2", "http", method="POST", url="http://127.0.0.1:4242/use", headers={"host": "x"})
+    w.msg("http-2", "c2s", orjson.dumps({"use": tok}))
+    w.response("http-2", 200, {"content-type": "application/json"})
+    w.msg("http-2", "s2c", b'{"ok": true}')
+    w.close_channel("http-2", status=200)
+    w.close()
+    text = path.read_text()
+    assert tok not in text and "c00k1eV4lue" not in text  # the recording holds placeholders only
+
+    warnings: list[str] = []
+    server = ReplayServer.from_capture(str(path), speed=0, warn=warnings.append)
+    with ThreadedReplayServer(server) as runner:
+        c = http.client.HTTPConnection("127.0.0.1", runner.server.port, timeout=10)
+        c.request("POST", "/login", body=b'{"user": "me"}')
+        r = c.getresponse()
+        body = orjson.loads(r.read())
+        cookie = r.getheader("set-cookie")
+        assert r.status == 200
+        got = body["access_token"]
+        assert got.startswith("wirecap-redacted-accesstoken-") and got.isascii()
+        assert cookie.startswith("wirecap-redacted-set-cookie-") and cookie.isascii()
+        c.request("POST", "/use", body=orjson.dumps({"use": got}))
+        r = c.getresponse()
+        assert (r.status, orjson.loads(r.read())) == (200, {"ok": True})
+    assert server.mismatches == []
+    assert sorted(w.split(":")[0] for w in warnings) == ["seq 3 (http-1)", "seq 4 (http-1)"]
+    assert any("set-cookie" in w for w in warnings) and any("accesstoken" in w for w in warnings)

@@ -97,7 +97,8 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
         p = port
     server = ReplayServer.from_capture(
         capture, speed=speed, max_wait=max_wait, strict=mode == "strict", loop=loop, ignore=list(ignore),
-        on_mismatch=MismatchPrinter(), log=None if quiet else lambda s: click.echo(f"wirecap replay: {s}", err=True))
+        on_mismatch=MismatchPrinter(), log=None if quiet else lambda s: click.echo(f"wirecap replay: {s}", err=True),
+        warn=lambda s: click.echo(f"wirecap replay: warning: {s}", err=True))
 
     async def main() -> None:
         actual = await server.start(host, p)

@@ -29,6 +29,7 @@ from wirecap.replay.match import MESSAGE_PREFIX, Mismatch, comparable
 from wirecap.replay.pool import ScriptPool
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, decode_request_body, load_scripts, request_payload
+from wirecap.replay.secrets import StandIns
 from wirecap.replay.timing import Pacer
 from wirecap.replay.ws_server import MISMATCH_CLOSE, close_reason, hand_off, make_ws_server, play_ws
 
@@ -167,11 +168,14 @@ class ReplayServer:
     def __init__(self, scripts: list[ChannelScript], *, speed: float = 1.0, max_wait: float | None = None,
                  strict: bool = True, loop: bool = False, ignore: list[str] | tuple[str, ...] = (),
                  on_mismatch: Callable[[Mismatch], None] | None = None,
-                 log: Callable[[str], None] | None = None, redactor: Redactor | None = None) -> None:
+                 log: Callable[[str], None] | None = None, redactor: Redactor | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.pool = ScriptPool(scripts, ignore=ignore, loop=loop)
         # Live clients' secrets never reach a log line, a mismatch report, a 400 body or close reason,
         # or pytest's output: learnt from each request's secret headers, found in bodies by shape.
         self.redactor = redactor or Redactor()
+        self._warn = warn
+        self.stand_ins = StandIns(self.warn)
         self.pacer = Pacer(speed, max_wait)
         self.strict = strict
         self.on_mismatch = on_mismatch
@@ -194,6 +198,13 @@ class ReplayServer:
     def log(self, text: str) -> None:
         if self._log is not None:
             self._log(self.redactor.text(text))
+
+    def warn(self, text: str) -> None:
+        """Something the user should know even with the per-connection log off (`warn`, else the log)."""
+        if self._warn is not None:
+            self._warn(self.redactor.text(text))
+        else:
+            self.log(text)
 
     def learn_secrets(self, headers: dict[str, str]) -> None:
         """A live request's secret headers (authorization, x-api-key, cookie, ...): their values are
@@ -304,7 +315,7 @@ class ReplayServer:
                     body: bytes) -> bool:
         path = urlsplit(target).path or "/"
         keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
-        body = decode_request_body(body, headers.get("content-encoding"))
+        body = self.stand_ins.restore(decode_request_body(body, headers.get("content-encoding")))
         try:
             live = comparable(encode_payload(body)) if body else None  # (decoded once: matched, then correlated)
             script, mm = self.pool.take_http(method, path, body, strict=self.strict, live=live)
@@ -340,9 +351,12 @@ class ReplayServer:
         resp = script.response or {}
         status = int(resp.get("status") or (script.close or {}).get("status") or 200)
         replies = [r for s in script.steps for r in s.replies]
-        chunks = [body_piece_bytes(rewrite_record(corr, r.record), lines=script.lines) for r in replies]
+        fill = self.stand_ins.fill
+        chunks = [fill(body_piece_bytes(rewrite_record(corr, r.record), lines=script.lines), r.record.get("seq"),
+                       script.ch) for r in replies]
         due = self.pacer.schedule([script.response_offset] + [r.offset for r in replies])
-        headers = _response_headers(resp.get("headers") or {})
+        headers = [(k, self.stand_ins.fill_text(v, resp.get("seq"), script.ch))
+                   for k, v in _response_headers(resp.get("headers") or {})]
         no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
         streamed = script.sse or script.lines or len(chunks) > 1
         chunked = False

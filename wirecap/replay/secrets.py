@@ -1,14 +1,18 @@
-"""Fill redaction placeholders (`«redacted:KIND:FP»`) with real secrets for a replay against a live server.
+"""Redaction placeholders (`«redacted:KIND:FP»`) on a live wire.
 
+`SecretFiller` (replay client): fills them with real secrets for a replay against a live server.
 `--secret NAME=ENVVAR` names a placeholder KIND (`authtoken`, `bearer`, `x-api-key`, ...) or one exact
 `KIND:FP`; the value comes from the environment, never from the command line.
+
+`StandIns` (replay serve): serves a well-formed stand-in where a recorded response has one.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import orjson
 
@@ -87,3 +91,63 @@ class SecretFiller:
         out += [f"the secret given for {k} has another fingerprint than the recorded one"
                 for k in sorted(self.mismatched)]
         return out
+
+
+# --- replay serve: what the client gets where the recording has a placeholder --------------------------
+_PLACEHOLDER_BYTES = re.compile(r"«redacted:([a-z0-9\-]+):([0-9a-f]{8})»".encode())
+_PLACEHOLDER_MARK = "«redacted:".encode()
+STAND_IN_PREFIX = "wirecap-redacted-"
+_STAND_IN = re.compile(rb"wirecap-redacted-([a-z0-9\-]+?)-([0-9a-f]{8})(?![A-Za-z0-9_\-])")
+
+
+def stand_in(kind: str, fp: str) -> str:
+    """The value served for `«redacted:KIND:FP»`: `wirecap-redacted-KIND-FP`. Token characters only
+    (valid in a header, a cookie, a URL, a JSON string, without escaping), the same for the same
+    recorded secret, and visibly not a real one."""
+    return f"{STAND_IN_PREFIX}{kind}-{fp}"
+
+
+class StandIns:
+    """`replay serve` never hands a client a redaction placeholder where it expects a value: a
+    placeholder in a recorded response (header, body, SSE event, WebSocket message) is served as its
+    stand-in (`stand_in`), with one warning per kind naming the first seq; a stand-in the client sends
+    back is read as the placeholder again (`restore`), so it matches the recorded request (matching
+    already ignores a placeholder's fingerprint). A client that needed the real value (a session token
+    it must present elsewhere) sees a well-formed wrong one instead of bytes no header may hold."""
+
+    def __init__(self, warn: Callable[[str], None] | None = None) -> None:
+        self._warn = warn
+        self.warned: set[str] = set()
+        self.served = False
+
+    def _note(self, kind: str, fp: str, seq: Any, ch: str) -> None:
+        if kind in self.warned:
+            return
+        self.warned.add(kind)
+        if self._warn is not None:
+            self._warn(f"seq {seq} ({ch}): the recording holds a redacted {kind} value; serving the stand-in "
+                       f"{stand_in(kind, fp)} (every redacted {kind} is served this way)")
+
+    def fill(self, data: bytes, seq: Any, ch: str) -> bytes:
+        """`data` (recorded at `seq` on channel `ch`) with every placeholder replaced by its stand-in."""
+        if _PLACEHOLDER_MARK not in data:
+            return data
+        self.served = True
+
+        def sub(m: re.Match[bytes]) -> bytes:
+            kind, fp = m.group(1).decode(), m.group(2).decode()
+            self._note(kind, fp, seq, ch)
+            return stand_in(kind, fp).encode()
+
+        return _PLACEHOLDER_BYTES.sub(sub, data)
+
+    def fill_text(self, text: str, seq: Any, ch: str) -> str:
+        if "«redacted:" not in text:
+            return text
+        return self.fill(text.encode("utf-8", "surrogatepass"), seq, ch).decode("utf-8", "surrogatepass")
+
+    def restore(self, data: bytes) -> bytes:
+        """A live message with the stand-ins we served turned back into placeholders."""
+        if not self.served or STAND_IN_PREFIX.encode() not in data:
+            return data
+        return _STAND_IN.sub(lambda m: f"«redacted:{m.group(1).decode()}:{m.group(2).decode()}»".encode(), data)

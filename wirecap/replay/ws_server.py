@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -92,13 +93,20 @@ def hand_off(server: Server, transport: asyncio.Transport, data: bytes, subproto
     conn.data_received(data)
 
 
-async def send_reply(conn: ServerConnection, rec: dict[str, Any]) -> None:
+Fill = Callable[[bytes, Any, str], bytes]  # `StandIns.fill`: (data, seq, ch) -> data as served
+
+
+def _served(rec: dict[str, Any], fill: Fill | None) -> bytes:
     data = payload_bytes(rec)
-    await conn.send(data, text=not rec.get("binary"))
+    return data if fill is None or rec.get("binary") else fill(data, rec.get("seq"), rec.get("ch") or "")
+
+
+async def send_reply(conn: ServerConnection, rec: dict[str, Any], fill: Fill | None = None) -> None:
+    await conn.send(_served(rec, fill), text=not rec.get("binary"))
 
 
 async def play_replies(conn: ServerConnection, replies: list[Reply], corr: Correlator, pacer: Any,
-                       anchor: float, start: float = 0.0) -> None:
+                       anchor: float, start: float = 0.0, fill: Fill | None = None) -> None:
     """Send recorded server messages at their (scaled) offsets after `anchor` (a loop time)."""
     loop = asyncio.get_running_loop()
     due = pacer.schedule([r.offset for r in replies], start)
@@ -113,9 +121,9 @@ async def play_replies(conn: ServerConnection, replies: list[Reply], corr: Corre
         while j < n and j - i < BATCH and anchor + due[j] <= now:
             j += 1
         if j - i == 1:
-            await send_reply(conn, rewrite_record(corr, replies[i].record))
+            await send_reply(conn, rewrite_record(corr, replies[i].record), fill)
         else:
-            await send_batch(conn, [rewrite_record(corr, r.record) for r in replies[i:j]])
+            await send_batch(conn, [rewrite_record(corr, r.record) for r in replies[i:j]], fill)
         i = j
 
 
@@ -123,7 +131,7 @@ BATCH = 256
 EARLY = 0.0005
 
 
-async def send_batch(conn: ServerConnection, recs: list[dict[str, Any]]) -> None:
+async def send_batch(conn: ServerConnection, recs: list[dict[str, Any]], fill: Fill | None = None) -> None:
     """Several messages framed in one go and written with one flow-controlled drain.
 
     `send_context` is the documented way to drive the sans-I/O protocol from a connection."""
@@ -132,7 +140,7 @@ async def send_batch(conn: ServerConnection, recs: list[dict[str, Any]]) -> None
             if rec.get("binary"):
                 conn.protocol.send_binary(payload_bytes(rec))
             else:
-                conn.protocol.send_text(payload_bytes(rec))
+                conn.protocol.send_text(_served(rec, fill))
 
 
 async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelScript) -> None:
@@ -143,11 +151,11 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
     corr = Correlator()
     pro = script.prologue
     if pro is not None:
-        await play_replies(conn, pro.replies, corr, replay.pacer, loop.time())
+        await play_replies(conn, pro.replies, corr, replay.pacer, loop.time(), fill=replay.stand_ins.fill)
     steps = cm.steps
     while not cm.done:
         try:
-            msg = await conn.recv(decode=False)
+            msg = replay.stand_ins.restore(await conn.recv(decode=False))
         except ConnectionClosed:
             return
         anchor = loop.time()
@@ -164,7 +172,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
         step = steps[index]  # type: ignore[index]
         recorded = comparable(step.client)
         corr.learn(recorded, live)
-        await play_replies(conn, step.replies, corr, replay.pacer, anchor)
+        await play_replies(conn, step.replies, corr, replay.pacer, anchor, fill=replay.stand_ins.fill)
     close = script.close or {}
     if close.get("by") == "server":
         await asyncio.sleep(replay.pacer.pause(script.close_offset))
@@ -174,7 +182,7 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
     # The client closed (or it is unknown): wait for it; a message past the script is a mismatch.
     try:
         while True:
-            msg = await conn.recv(decode=False)
+            msg = replay.stand_ins.restore(await conn.recv(decode=False))
             index, mm = cm.feed(_live_value(msg))
             if mm is not None:
                 mm = replay.mismatch(mm)
