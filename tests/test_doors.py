@@ -240,6 +240,21 @@ def test_replay_client_ignores_proxy_variables_and_uses_an_explicit_proxy(tmp_pa
     assert f"POST {url}/v1/messages HTTP/1.1".encode() in proxy.data
 
 
+def test_replay_client_never_prints_the_secrets_it_filled_in(tmp_path, cap):
+    def echo(head: bytes) -> bytes:  # a server that answers with the key it was sent
+        body = orjson.dumps({"echo": head.decode(errors="replace").split("authorization: Bearer ")[-1][:60]})
+        return b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n" \
+               b"connection: close\r\n\r\n%s" % (len(body), body)
+
+    server = Recorder(echo)
+    p = subprocess.run(_wirecap("replay", "client", str(cap), "--url", f"http://127.0.0.1:{server.port}",
+                                *SECRET_ARGS), capture_output=True, text=True, timeout=60,
+                       env=_env(tmp_path, LIVE_TOKEN=TOKEN, LIVE_KEY=KEY))
+    assert TOKEN.encode() in server.data  # sent where it was told
+    assert "divergence" in p.stderr and "echo" in p.stderr and "«redacted:" in p.stderr, p.stderr
+    assert _leaks(p.stderr) == []
+
+
 def test_replay_client_refuses_a_proxy_that_is_not_http(tmp_path, cap):
     p = subprocess.run(_wirecap("replay", "client", str(cap), "--url", "http://127.0.0.1:9", "--proxy", "socks5://x:1"),
                        capture_output=True, text=True, timeout=60, env=_env(tmp_path))

@@ -27,6 +27,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from wirecap.capture.payload import encode_payload, payload_bytes
+from wirecap.capture.redact import Redactor
 from wirecap.capture.writer import CaptureWriter
 from wirecap.replay.http_client import http_exchange
 from wirecap.replay.match import Matcher, Mismatch, comparable, match_profile
@@ -102,13 +103,17 @@ class ReplayClient:
         self.pacer = Pacer(speed, max_wait)
         self.timeout = timeout
         self.secrets = secrets or SecretFiller({})
+        # what it prints never shows the secrets it filled in (a server may echo them back)
+        self.redactor = Redactor()
+        for name, value in self.secrets.secrets.items():
+            self.redactor.learn(value, name.partition(":")[0])
         self.ignore = list(ignore)
         self._log = log
         self.result = ClientResult(channels=len(scripts))
 
     def log(self, text: str) -> None:
         if self._log is not None:
-            self._log(text)
+            self._log(self.redactor.text(text))
 
     def _matcher(self, script: ChannelScript) -> Matcher:
         return Matcher(self.ignore, match_profile(script))
@@ -153,7 +158,11 @@ class ReplayClient:
         await asyncio.gather(*(one(s) for s in self.scripts))
         for w in self.secrets.warnings():
             self.log("warning: " + w)
-        return self.result
+        res = self.result
+        res.divergences = [mm.redacted(self.redactor) for mm in res.divergences]
+        res.timeouts = [self.redactor.text(t) for t in res.timeouts]
+        res.errors = [self.redactor.text(e) for e in res.errors]
+        return res
 
     # --- shared -------------------------------------------------------------------------------
     def _outgoing(self, rec: dict[str, Any], corr: Correlator) -> bytes:
