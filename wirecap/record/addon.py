@@ -90,7 +90,11 @@ def _default_to_loopback(opts: Any) -> bool:
             return False
         if any(mode_specs.ProxyMode.parse(m).custom_listen_host is not None for m in opts.mode):
             return False
-    except (AttributeError, KeyError, ValueError):  # another mitmproxy's internals, a bad mode: theirs to say
+    except (AttributeError, KeyError):  # another mitmproxy's internals: say so rather than stay silent
+        log.warning("wirecap: cannot tell whether a listen host was given; pass --listen-host 127.0.0.1 "
+                    "to keep the proxy off the network")
+        return False
+    except ValueError:  # a bad mode spec: mitmproxy says so itself
         return False
     opts.update(listen_host=LOOPBACK)
     log.info("wirecap: the proxy listens on %s only (give --listen-host to choose another address)", LOOPBACK)
