@@ -125,6 +125,29 @@ def make_capture(path: Path) -> None:
     w.close()
 
 
+LOGIN_TOKEN = "tokZ" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+
+
+def make_login_capture(path: Path) -> None:
+    """A recorded login: its answer sets a session cookie and returns a token (both redacted in the
+    capture), and the next request sends the token back."""
+    from wirecap.capture.writer import CaptureWriter
+
+    w = CaptureWriter(path, force=True)
+    w.open("http-1", "http", method="POST", url="http://127.0.0.1:4242/login", headers={"host": "x"})
+    w.msg("http-1", "c2s", b'{"user": "me"}')
+    w.response("http-1", 200, {"content-type": "application/json",
+                               "set-cookie": "session=c00k1eV4lue8f7e6d5c4b3a2; Path=/"})
+    w.msg("http-1", "s2c", orjson.dumps({"access_token": LOGIN_TOKEN}))
+    w.close_channel("http-1", status=200)
+    w.open("http-2", "http", method="POST", url="http://127.0.0.1:4242/use", headers={"host": "x"})
+    w.msg("http-2", "c2s", orjson.dumps({"use": LOGIN_TOKEN}))
+    w.response("http-2", 200, {"content-type": "application/json"})
+    w.msg("http-2", "s2c", b'{"ok": true}')
+    w.close_channel("http-2", status=200)
+    w.close()
+
+
 # --- listen ---------------------------------------------------------------------------------------
 def attack_listen(wirecap: str, tmp: Path) -> list[tuple[str, str, str]]:
     rows = []
@@ -452,6 +475,32 @@ def attack_serve(wirecap: str, tmp: Path) -> list[tuple[str, str, str]]:
                         ("WebSocket close reason", reason)):
         f = _found(text)
         rows.append((where, ", ".join(f) or "none", f"LEAK {len(f)}" if f else "ok"))
+
+    # a recorded answer's redacted values: what the client gets, and whether giving them back matches
+    login = tmp / "login.jsonl"
+    make_login_capture(login)
+    pf = tmp / "serve3.port"
+    p = subprocess.Popen([wirecap, "replay", "serve", str(login), "--port-file", str(pf), "--speed", "0"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        wait_for(lambda: pf.exists() and pf.read_text().strip())
+        c = http.client.HTTPConnection("127.0.0.1", int(pf.read_text().strip()), timeout=10)
+        c.request("POST", "/login", body=b'{"user": "me"}')
+        r = c.getresponse()
+        token = orjson.loads(r.read()).get("access_token", "")
+        cookie = r.getheader("set-cookie") or ""
+        c.request("POST", "/use", body=orjson.dumps({"use": token}))
+        r2 = c.getresponse()
+        r2.read()
+    finally:
+        stop(p)
+
+    def shown(v: str) -> str:
+        return ("placeholder (not ASCII)" if not v.isascii() else "stand-in") + f" {v[:28]}"
+
+    rows.append(("recorded set-cookie served as", shown(cookie), "ok" if cookie.isascii() else "PLACEHOLDER"))
+    rows.append(("recorded access_token served as", shown(token), "ok" if token.isascii() else "PLACEHOLDER"))
+    rows.append(("client sends the token back: status", str(r2.status), "ok" if r2.status == 200 else "MISMATCH"))
 
     test = tmp / "pt" / "test_leak.py"
     test.parent.mkdir()

@@ -30,12 +30,14 @@ from bench.attack_doors import (  # noqa: E402
     EXTRA,
     KEY,
     LIVE,
+    LOGIN_TOKEN,
     SHAPE,
     TOKEN,
     Recorder,
     WsTarget,
     listen_addrs,
     make_capture,
+    make_login_capture,
 )
 from wirecap.fsmode import create_private, open_private, private_dir, write_private  # noqa: E402
 
@@ -347,24 +349,11 @@ def test_replay_serve_serves_stand_ins_for_redacted_values_and_matches_them_back
     """A recorded login answer's session cookie and token were redacted: the client gets well-formed
     stand-ins (ASCII, the same for the same secret), one warning per kind naming the seq, and its
     next request carrying the token back matches the recorded one (which holds the placeholder)."""
-    from wirecap.capture.writer import CaptureWriter
     from wirecap.replay.http_server import ReplayServer, ThreadedReplayServer
 
-    tok = "tokZ" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+    tok = LOGIN_TOKEN
     path = tmp_path / "login.jsonl"
-    w = CaptureWriter(path)
-    w.open("http-1", "http", method="POST", url="http://127.0.0.1:4242/login", headers={"host": "x"})
-    w.msg("http-1", "c2s", b'{"user": "me"}')
-    w.response("http-1", 200, {"content-type": "application/json",
-                               "set-cookie": "session=c00k1eV4lue8f7e6d5c4b3a2; Path=/"})
-    w.msg("http-1", "s2c", orjson.dumps({"access_token": tok}))
-    w.close_channel("http-1", status=200)
-    w.open("http-2", "http", method="POST", url="http://127.0.0.1:4242/use", headers={"host": "x"})
-    w.msg("http-2", "c2s", orjson.dumps({"use": tok}))
-    w.response("http-2", 200, {"content-type": "application/json"})
-    w.msg("http-2", "s2c", b'{"ok": true}')
-    w.close_channel("http-2", status=200)
-    w.close()
+    make_login_capture(path)
     text = path.read_text()
     assert tok not in text and "c00k1eV4lue" not in text  # the recording holds placeholders only
 
