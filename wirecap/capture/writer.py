@@ -548,8 +548,8 @@ class CaptureWriter:
                      screened: bool = False) -> None:
         """Lines of one pipe chunk that all ended in `\\n` (payloads only), all arrived at `t`.
 
-        The hot path of `wirecap tee`: the records `msg(ch, dir, payload, t)` would write, one `write`
-        each. Lines are proved canonical JSON a batch at a time: each is parsed on its own (so each
+        The hot path of `wirecap tee`: the records `msg(ch, dir, payload, t)` would write (a spliced
+        batch in one `write`). Lines are proved canonical JSON a batch at a time: each is parsed on its own (so each
         is one complete value), then the parsed batch is serialized as one array and compared with the
         lines joined into one; the two are equal only when every line is exactly its canonical form,
         and such a batch is spliced into records as bytes. Any other batch goes line by line through
@@ -575,7 +575,12 @@ class CaptureWriter:
                     self.msg(ch, dir, payload, t, _screened=True)
 
     def _splice_batch(self, batch: list[bytes], t: float | None, prefix: bytes) -> None:
-        """Write one record per canonical JSON payload of `batch`, under one lock, one `write` each."""
+        """Write one record per canonical JSON payload of `batch`, under one lock, in one `write`.
+
+        One `write(2)` for the batch instead of one per record (a fifth of `wirecap tee`'s time went to
+        those calls): the records are whole and in order either way, and a write cut short (a full disk,
+        a SIGKILL inside the call) can only leave a torn tail, as with one record per write.
+        """
         with self._lock:
             if self._queue:
                 self._drain()
@@ -589,30 +594,14 @@ class CaptureWriter:
                 now = self._last_t
             self._last_t = now
             head = b',"t":' + orjson.dumps(round(now, 6)) + prefix
-            sink, write = self._sink, os.write
-            fd = sink.fd if sink.compression is None else -1
             seq = self._seq
-            nbytes = 0
-            try:
-                for payload in batch:
-                    line = b'{"seq":%d%b%b}\n' % (seq + 1, head, payload)
-                    if fd < 0:
-                        sink.write(line)
-                    else:
-                        n = write(fd, line)
-                        if n != len(line):  # a short write: the rest, as `_Sink.write` does
-                            sink.write(line[n:])
-                    seq += 1
-                    nbytes += len(payload)
-            except OSError as e:
-                self._fail(f"{self.path}: write failed: {e.strerror or e}")
-                self.errors += len(batch) - (seq - self._seq) - 1  # the records after the failed one
-            finally:
-                self.records += seq - self._seq
-                self.bytes += nbytes
-                self._seq = seq
-            if fd < 0:
-                self._commit()  # the batch reaches a compressed file in one flush
+            data = b"".join([b'{"seq":%d%b%b}\n' % (seq + i, head, payload) for i, payload in enumerate(batch, 1)])
+            if self._emit(data):
+                self._seq = seq + len(batch)
+                self.records += len(batch)
+                self.bytes += sum(map(len, batch))
+            else:  # `_emit` disabled the writer and counted one error
+                self.errors += len(batch) - 1
 
     def _write_run(self, ch: str, dir: str, run: list[tuple[bytes, str]], t: float | None, prefix: bytes,
                    screened: bool) -> None:
