@@ -365,6 +365,7 @@ class TeeRunner(_TeeBase):
             assert self.proc.stdout is not None
             src_out = self.proc.stdout.fileno()
             close_out = self._closer(self.proc.stdout)
+            _grow_pipe(src_out)
         self._spawn(self._pump, src_out, self.out, out_stream, close_out)
         self._spawn(self._pump, self.proc.stderr.fileno(), self.err, err_stream, self._closer(self.proc.stderr))
         if self.pty or self.record_stdin:
@@ -553,6 +554,15 @@ class PipeTee(_TeeBase):
 
     def forward_signal(self, signum: int) -> None:
         self._abandon.set()
+
+
+def _grow_pipe(fd: int) -> None:
+    """Let the child's pipe hold a whole read (CHUNK): while we record one chunk, the child can write
+    the next at full size instead of stalling on the default 64 KiB, and we read it in one call."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, CHUNK)
+    except (OSError, AttributeError):  # not Linux, or above /proc/sys/fs/pipe-max-size: keep the default
+        pass
 
 
 # --- terminal helpers (run in the parent, or in the child before exec) -----------------------------
