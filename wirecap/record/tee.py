@@ -25,6 +25,7 @@ import os
 import re
 import select
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -547,6 +548,11 @@ class PipeTee(_TeeBase):
             self.downstream_closed = True
             return True
 
+        try:
+            if stat.S_ISFIFO(os.fstat(self.stdin_fd).st_mode):
+                _grow_pipe(self.stdin_fd)
+        except OSError:
+            pass
         self._pump(self.stdin_fd, self.out, stream, closed)
         t_end = w.now()
         w.close_channel(proc_ch, t_end, exit_code=None, duration=round(t_end - t0, 6))
