@@ -21,9 +21,9 @@ CAPTURE = ROOT / "captures" / "claude-code-2.1.197-tool-bash.jsonl"  # a `record
 
 
 def gzip_parts(pieces: list[bytes]) -> list[bytes]:
-    """One gzip stream, a sync flush after each piece (as CaptureWriter writes); the last part ends it."""
+    """One gzip stream, a partial flush after each piece (as CaptureWriter writes); the last part ends it."""
     z = zlib.compressobj(6, zlib.DEFLATED, 31)
-    parts = [z.compress(p) + z.flush(zlib.Z_SYNC_FLUSH) for p in pieces]
+    parts = [z.compress(p) + z.flush(zlib.Z_PARTIAL_FLUSH) for p in pieces]
     return [*parts, z.flush()]
 
 

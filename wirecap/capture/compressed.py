@@ -4,7 +4,7 @@ A capture killed while being written ends anywhere: inside a gzip member or a zs
 compressed block, even inside the gzip header. Python's `gzip` module and zstandard's `stream_reader`
 either raise before handing out what they already decoded or stop silently; this reader does neither.
 It feeds the file to an incremental decompressor piece by piece and hands out whatever the
-decompressor produces (a writer that sync-flushes each batch, as `CaptureWriter` does, makes that
+decompressor produces (a writer that flushes each batch, as `CaptureWriter` does, makes that
 everything up to the last batch written), across any number of gzip members or zstd frames (and
 NUL padding between gzip members). Then, if the stream was cut or damaged, the next read raises
 `TornStream` (an `OSError`, so the capture reader reports the capture as interrupted and every

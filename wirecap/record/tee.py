@@ -2,7 +2,7 @@
 
 The order of work per chunk is the whole point: read it, take its arrival time, write its complete
 lines into the capture (whole records, `write(2)` returned: in the file, safe from a SIGKILL of
-this process; a compressed capture sync-flushed), and only then forward the chunk to our own stdout/stderr (one `write`, same bytes).
+this process; a compressed capture flushed), and only then forward the chunk to our own stdout/stderr (one `write`, same bytes).
 What the consumer has seen is therefore always in the capture, except the unfinished last line that
 the line splitter holds until its `\n` arrives. A slow disk slows the source (the pump reads the
 next chunk only when this one is recorded and passed on: backpressure through the pipe), never
