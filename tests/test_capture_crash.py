@@ -31,8 +31,10 @@ WRITER_SCRIPT = textwrap.dedent(
 )
 
 
-def test_sigkilled_writer_keeps_every_complete_record(tmp_path):
-    path = tmp_path / "killed.jsonl"
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
+def test_sigkilled_writer_keeps_every_complete_record(tmp_path, suffix):
+    """Plain or compressed: every record `msg` had returned from is readable after a SIGKILL."""
+    path = tmp_path / f"killed{suffix}"
     proc = subprocess.Popen([sys.executable, "-c", WRITER_SCRIPT, str(path)], stdout=subprocess.PIPE)
     acknowledged = 0
     deadline = time.monotonic() + 30
@@ -155,11 +157,24 @@ def test_compressed_junk_is_one_line_not_a_traceback(tmp_path, suffix, magic):
         assert err.startswith(f"wirecap: {path}: cannot read: ") and err.count("\n") == 1, err
 
 
-def test_zstd_cut_before_its_first_frame_ends(tmp_path):
+def test_zstd_cut_in_the_middle_of_its_frame_gives_the_records_before_the_cut(tmp_path):
     path = tmp_path / "c.jsonl.zst"
-    _capture(path, n=50)  # one frame, written at close
+    _capture(path, n=50)  # one frame, a block per record
+    full = run_wirecap("cat", str(path)).stdout.decode().splitlines()
     data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2])
+    path.write_bytes(data[: len(data) * 3 // 4])
     res = run_wirecap("cat", str(path))
-    assert (res.returncode, res.stderr.decode()) == (
-        2, f"wirecap: {path}: compressed capture holds no complete header (truncated?)\n")
+    assert res.returncode == 0
+    lines = res.stdout.decode().splitlines()
+    assert 5 <= len(lines) < len(full) and lines == full[:len(lines)]  # the records before the cut, in order
+    assert "interrupted capture: compressed stream ends early (zstd stream cut short" in res.stderr.decode()
+
+
+@pytest.mark.parametrize("suffix", [".jsonl.gz", ".jsonl.zst"])
+def test_compressed_capture_cut_inside_its_header_is_one_line_exit_2(tmp_path, suffix):
+    path = tmp_path / f"c{suffix}"
+    _capture(path, n=3)
+    path.write_bytes(path.read_bytes()[:12])
+    res = run_wirecap("cat", str(path))
+    err = res.stderr.decode()
+    assert res.returncode == 2 and err.startswith(f"wirecap: {path}: cannot read: ") and err.count("\n") == 1, err

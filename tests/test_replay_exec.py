@@ -56,6 +56,36 @@ def test_exec_dies_by_the_recorded_signal(tmp_path):
     assert r.returncode == -signal.SIGTERM and r.stdout == b"working\n"
 
 
+@pytest.mark.parametrize("name", ["SIGTSTP", "SIGSTOP", "SIGTTIN", "SIGTTOU"])
+def test_exec_ignores_a_recorded_stop_signal_by_default(tmp_path, name):
+    cap = cli_capture(tmp_path / "s.jsonl", [("stdout", b"working", "\n")], sig=name)
+    r = subprocess.run([sys.executable, "-m", "wirecap", "replay", "exec", str(cap), "--speed", "0"],
+                       capture_output=True, timeout=30)
+    assert (r.returncode, r.stdout) == (128 + getattr(signal, name), b"working\n")
+
+
+def test_exec_replays_a_stop_signal_only_on_request(tmp_path):
+    cap = cli_capture(tmp_path / "s.jsonl", [("stdout", b"working", "\n")], sig="SIGTSTP")
+    p = subprocess.Popen([sys.executable, "-m", "wirecap", "replay", "exec", str(cap), "--speed", "0",
+                          "--replay-stop-signals"], stdout=subprocess.PIPE)
+    reaped = False
+    try:
+        _, status = os.waitpid(p.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status) and os.WSTOPSIG(status) == signal.SIGTSTP
+        os.kill(p.pid, signal.SIGCONT)
+        _, status = os.waitpid(p.pid, 0)
+        reaped = True
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 128 + signal.SIGTSTP
+        assert p.stdout is not None and p.stdout.read() == b"working\n"
+    finally:
+        if not reaped:
+            os.kill(p.pid, signal.SIGKILL)
+            os.waitpid(p.pid, 0)
+        p.returncode = 0  # reaped here: keep Popen from waiting again
+        if p.stdout is not None:
+            p.stdout.close()
+
+
 def test_exec_of_a_capture_without_a_process_is_a_clear_error(tmp_path):
     w = CaptureWriter(tmp_path / "n.jsonl", origin=default_origin("test"))
     w.close()

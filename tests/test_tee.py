@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wirecap.capture.payload import payload_bytes
-from wirecap.capture.reader import CaptureReader
+from wirecap.capture.reader import CaptureReader, open_binary
 from wirecap.capture.schema import validate_capture_file
 
 EMITTERS = Path(__file__).resolve().parent / "emitters"
@@ -424,7 +424,8 @@ def test_pty_without_command_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.realclient
 @pytest.mark.skipif(_lab() is None, reason="lab not installed ($WIRECAP_LAB or <repo>/.lab with node_modules/.bin/claude)")
-def test_real_claude_code_stream_is_recorded_byte_for_byte(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["claude.jsonl", "claude.jsonl.zst"])
+def test_real_claude_code_stream_is_recorded_byte_for_byte(tmp_path: Path, name: str) -> None:
     lab = _lab()
     assert lab is not None
     fake = Path(__file__).resolve().parent / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
@@ -444,7 +445,7 @@ def test_real_claude_code_stream_is_recorded_byte_for_byte(tmp_path: Path) -> No
                "ANTHROPIC_API_KEY": "sk-ant-fake-0000000000000000", "DISABLE_TELEMETRY": "1",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                "PATH": f"{Path(PY).parent}:/usr/local/bin:/usr/bin:/bin", "TERM": "dumb"}
-        cap = tmp_path / "claude.jsonl"
+        cap = tmp_path / name
         p = subprocess.run(
             [PY, "-m", "wirecap", "tee", "-o", str(cap), "--dialect", "claude-code", "--",
              str(lab / "node_modules" / ".bin" / "claude"), "-p", "say hello", "--output-format", "stream-json",
@@ -461,4 +462,5 @@ def test_real_claude_code_stream_is_recorded_byte_for_byte(tmp_path: Path) -> No
     assert recorded_stream(recs, "stdout") == p.stdout
     assert recorded_stream(recs, "stderr") == p.stderr
     assert by(recs, "open", "proc")["env"]["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}"
-    assert b"sk-ant-fake-0000000000000000" not in cap.read_bytes()
+    with open_binary(str(cap)) as f:
+        assert b"sk-ant-fake-0000000000000000" not in f.read()

@@ -51,15 +51,11 @@ def open_binary(path: str) -> IO[bytes]:
             raise WirecapError(f"{path}: cannot open: {e.strerror}") from None
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     magic = buffered.peek(4)[:4]
-    if magic.startswith(_GZIP_MAGIC):
-        import gzip
+    if magic.startswith(_GZIP_MAGIC) or magic == _ZSTD_MAGIC:
+        # Torn-tolerant: every decodable line first, then `TornStream` (an OSError) if the stream was cut.
+        from wirecap.capture.compressed import open_decompressed
 
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
-    if magic == _ZSTD_MAGIC:
-        import zstandard
-
-        stream = zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
-        return io.BufferedReader(stream)  # type: ignore[arg-type]
+        return open_decompressed(buffered, "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd")
     return buffered
 
 

@@ -199,11 +199,13 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Replay only this pipe channel or stream (stdout, stderr; repeatable).")
-def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[str, ...]) -> None:
+@click.option("--replay-stop-signals", "stop_signals", is_flag=True,
+              help="Really stop on a recorded SIGTSTP/SIGSTOP/SIGTTIN/SIGTTOU (default: exit 128+N instead).")
+def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[str, ...], stop_signals: bool) -> None:
     """Act as the recorded CLI: print its stdout/stderr lines with their timing, exit as it did."""
     from wirecap.replay.process import run_exec
 
-    run_exec(capture, speed=speed, max_wait=max_wait, channels=channels)
+    run_exec(capture, speed=speed, max_wait=max_wait, channels=channels, stop_signals=stop_signals)
 
 
 @replay.command()

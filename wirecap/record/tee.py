@@ -1,15 +1,19 @@
 """Run a command (or read a pipe) and record its output while passing it through untouched.
 
-The order of work per chunk is the whole point: read it, take its arrival time, forward it to our
-own stdout/stderr at once (one `write`, same bytes), and only then hand it to a recorder thread that
-splits lines and writes records. A slow or full disk therefore never delays what the consumer sees;
-a recording failure is counted and reported by the writer while passthrough carries on.
+The order of work per chunk is the whole point: read it, take its arrival time, write its complete
+lines into the capture (whole records, `write(2)` returned: in the file, safe from a SIGKILL of
+this process; a compressed capture flushed), and only then forward the chunk to our own stdout/stderr (one `write`, same bytes).
+What the consumer has seen is therefore always in the capture, except the unfinished last line that
+the line splitter holds until its `\n` arrives. A slow disk slows the source (the pump reads the
+next chunk only when this one is recorded and passed on: backpressure through the pipe), never
+skips; a failed or full disk disables the writer (it reports once and counts the rest) and
+passthrough carries on at full speed.
 
-Threads: one pump per stream (child stdout, child stderr, our stdin when forwarded), one recorder
-that owns every writer call for the streams, and one waiter that notices the child's exit. Nothing
-here installs signal handlers, so a `TeeRunner` can run inside a program whose main thread is busy
-(e.g. `wirecap record -- CMD` with mitmproxy in another thread); the CLI forwards signals with
-`forward_signal`.
+Threads: one pump per stream (child stdout, child stderr, our stdin when forwarded), each recording
+its own stream on the shared, thread-safe writer, and one waiter that notices the child's exit.
+Nothing here installs signal handlers, so a `TeeRunner` can run inside a program whose main thread
+is busy (e.g. `wirecap record -- CMD` with mitmproxy in another thread); the CLI forwards signals
+with `forward_signal`.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ import datetime as _dt
 import errno
 import fcntl
 import os
-import queue
 import re
 import select
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -38,7 +42,6 @@ from wirecap.record.lines import LineSplitter
 
 CHUNK = 256 * 1024  # one read; big enough that a fast producer costs few syscalls per MB
 POLL_MS = 200  # how often a pump blocked on a silent pipe checks whether it should give up
-MAX_BACKLOG = 256 * 1024 * 1024  # bytes forwarded but not yet recorded before recording skips
 
 # Environment values recorded as they are; every other variable is recorded by name with value null.
 ENV_VALUE_NAMES = frozenset(
@@ -137,9 +140,9 @@ class _Out:
 
 
 class _Stream:
-    """Recording state of one pipe channel (touched only by the recorder thread)."""
+    """Recording state of one pipe channel (touched only by the pump of that stream)."""
 
-    __slots__ = ("ch", "dir", "splitter", "bytes", "lines", "extra")
+    __slots__ = ("ch", "dir", "splitter", "bytes", "lines", "extra", "broken")
 
     def __init__(self, ch: str, direction: str) -> None:
         self.ch = ch
@@ -148,24 +151,18 @@ class _Stream:
         self.bytes = 0
         self.lines = 0
         self.extra: dict[str, Any] = {}
-
-
-_STOP = object()
+        self.broken = False  # recording this stream failed unexpectedly: passthrough only from then on
 
 
 class _TeeBase:
-    """Pumps and the recorder thread shared by command mode and pipe mode."""
+    """The pumps (read, record, forward) shared by command mode and pipe mode."""
 
     def __init__(self, writer: CaptureWriter, stdout: Any = None, stderr: Any = None) -> None:
         self.writer = writer
         self._err_lock = threading.Lock()
         self.out = _Out(stdout if stdout is not None else sys.stdout.fileno())
         self.err = _Out(stderr if stderr is not None else sys.stderr.fileno(), self._err_lock)
-        self._q: queue.SimpleQueue[tuple[Any, float, Any]] = queue.SimpleQueue()
-        self._backlog = 0
-        self._backlog_lock = threading.Lock()
         self._abandon = threading.Event()  # stop waiting for EOF (child gone, we were told to stop)
-        self._recorder = threading.Thread(target=self._record_loop, name="wirecap-tee-record", daemon=True)
 
     # --- warnings -------------------------------------------------------------------------------
     def warn(self, message: str) -> None:
@@ -178,15 +175,14 @@ class _TeeBase:
 
     # --- pumps (one thread per stream) ----------------------------------------------------------
     def _pump(self, src: int, out: _Out | None, stream: _Stream, on_closed: Callable[[], bool] | None) -> None:
-        """Read `src` until EOF, forward each chunk, queue it for recording.
+        """Read `src` until EOF; record each chunk, then forward it.
 
         `on_closed` runs when the downstream reader goes away; it returns True to stop reading
         (so the writer of `src` sees a broken pipe, as it would without us).
         """
-        read, now, put, poller = os.read, self.writer.now, self._q.put, select.poll()
+        read, now, record, poller = os.read, self.writer.now, self._record, select.poll()
         poller.register(src, select.POLLIN | select.POLLHUP | select.POLLERR)
         abandon = self._abandon.is_set
-        stop = False
         try:
             while not abandon():
                 if not poller.poll(POLL_MS):
@@ -199,81 +195,81 @@ class _TeeBase:
                     break
                 if not chunk:
                     break
-                t = now()
+                record(stream, now(), chunk)  # in the capture before the consumer can see it
                 if out is not None and not out.write(chunk):
                     if out.error and out.fd != 2:
                         self.warn(f"cannot forward {stream.ch}: {out.error}")
                     stream.extra["downstream_closed"] = True
                     out = None
                     if on_closed is not None and on_closed():
-                        stop = True
-                if self._backlog > MAX_BACKLOG:
-                    put((stream, t, len(chunk)))  # skipped: recorded as an error, counted
-                else:
-                    with self._backlog_lock:
-                        self._backlog += len(chunk)
-                    put((stream, t, chunk))
-                if stop:
-                    break
+                        break
         finally:
-            put((stream, now(), None))
+            self._finish(stream, now())
 
-    # --- recorder (one thread) ------------------------------------------------------------------
-    def _record_loop(self) -> None:
-        get, msg, w = self._q.get, self.writer.msg, self.writer
-        redactor = w.redactor
-        while True:
-            stream, t, data = get()
-            if stream is None:
-                if data is _STOP:
-                    return
-                data()
-                continue
-            if data is None:
-                for payload, eol in stream.splitter.close():
-                    msg(stream.ch, stream.dir, payload, t, eol=eol)
-                    stream.lines += 1
-                w.close_channel(stream.ch, t, bytes=stream.bytes, lines=stream.lines, **stream.extra)
-                continue
-            if isinstance(data, int):
-                stream.bytes += data
-                for payload, eol in stream.splitter.close():
-                    msg(stream.ch, stream.dir, payload, t, eol=eol)
-                    stream.lines += 1
-                w.error(f"recorder fell behind: {data} bytes of {stream.ch} passed through unrecorded",
-                        where="tee.recorder", ch=stream.ch)
-                continue
-            with self._backlog_lock:
-                self._backlog -= len(data)
-            stream.bytes += len(data)
-            # One secret screen for the whole chunk instead of one per record; a line that began in
-            # an earlier chunk may hide a secret across the boundary, so it is screened on its own.
-            clean = chunk_is_clean(redactor, data)
-            joined = stream.splitter.pending > 0
-            payloads = stream.splitter.feed_lf(data)
-            if payloads is not None:  # the usual chunk: whole lines ending in "\n", no CR
-                stream.lines += len(payloads)
-                if joined:
-                    w.msg_payloads(stream.ch, stream.dir, payloads[:1], t)
-                    payloads = payloads[1:]
-                w.msg_payloads(stream.ch, stream.dir, payloads, t, screened=clean)
-                continue
-            lines = stream.splitter.feed(data)
-            if not lines:
-                continue
-            stream.lines += len(lines)
+    # --- recording (on the pump's thread) -------------------------------------------------------
+    def _record(self, stream: _Stream, t: float, data: bytes) -> None:
+        """Write the complete lines of one chunk; the rest of an unfinished line waits in the splitter.
+
+        Never raises: an unexpected failure is reported once (stderr and an `error` record) and the
+        stream is passed through unrecorded from then on, since passthrough must never stop.
+        """
+        stream.bytes += len(data)
+        if stream.broken:
+            return
+        try:
+            with self.writer.batch():
+                self._record_lines(stream, t, data)
+        except Exception as e:  # noqa: BLE001 - a recorder bug must not stop the traffic
+            self._broke(stream, e)
+
+    def _record_lines(self, stream: _Stream, t: float, data: bytes) -> None:
+        w = self.writer
+        # One secret screen for the whole chunk instead of one per record; a line that began in
+        # an earlier chunk may hide a secret across the boundary, so it is screened on its own.
+        clean = chunk_is_clean(w.redactor, data)
+        joined = stream.splitter.pending > 0
+        payloads = stream.splitter.feed_lf(data)
+        if payloads is not None:  # the usual chunk: whole lines ending in "\n", no CR
+            stream.lines += len(payloads)
             if joined:
-                w.msg_lines(stream.ch, stream.dir, lines[:1], t)
-                lines = lines[1:]
-            w.msg_lines(stream.ch, stream.dir, lines, t, screened=clean)
+                w.msg_payloads(stream.ch, stream.dir, payloads[:1], t)
+                payloads = payloads[1:]
+            w.msg_payloads(stream.ch, stream.dir, payloads, t, screened=clean)
+            return
+        lines = stream.splitter.feed(data)
+        if not lines:
+            return
+        stream.lines += len(lines)
+        if joined:
+            w.msg_lines(stream.ch, stream.dir, lines[:1], t)
+            lines = lines[1:]
+        w.msg_lines(stream.ch, stream.dir, lines, t, screened=clean)
 
-    def _call_in_recorder(self, fn: Callable[[], Any]) -> None:
-        """Run `fn` on the recorder thread, after everything queued so far (keeps records in order)."""
-        self._q.put((None, 0.0, fn))
+    def _finish(self, stream: _Stream, t: float) -> None:
+        """End of a stream: its unfinished last line (eol ""), then its `close` record."""
+        w = self.writer
+        try:
+            if not stream.broken:
+                with w.batch():
+                    for payload, eol in stream.splitter.close():
+                        w.msg(stream.ch, stream.dir, payload, t, eol=eol)
+                        stream.lines += 1
+            if stream.broken:
+                stream.extra["recording_failed"] = True
+            w.close_channel(stream.ch, t, bytes=stream.bytes, lines=stream.lines, **stream.extra)
+        except Exception as e:  # noqa: BLE001 - as in `_record`
+            self._broke(stream, e)
 
-    def _stop_recorder(self) -> None:
-        self._q.put((None, 0.0, _STOP))
-        self._recorder.join()
+    def _broke(self, stream: _Stream, e: Exception) -> None:
+        if stream.broken:
+            return
+        stream.broken = True
+        message = f"recording {stream.ch} failed: {type(e).__name__}: {e}"
+        self.warn(f"{message} (output still passes through, unrecorded)")
+        try:
+            self.writer.error(message, where="tee.record", ch=stream.ch)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 class TeeRunner(_TeeBase):
@@ -358,7 +354,6 @@ class TeeRunner(_TeeBase):
         w.open(self.stderr_ch, "pipe", t0, proc=self.proc_ch, stream="stderr")
         if self.stdin_ch:
             w.open(self.stdin_ch, "pipe", t0, proc=self.proc_ch, stream="stdin", **hint)
-        self._recorder.start()
 
         out_stream = _Stream(self.stdout_ch, "s2c")
         err_stream = _Stream(self.stderr_ch, "s2c")
@@ -371,6 +366,7 @@ class TeeRunner(_TeeBase):
             assert self.proc.stdout is not None
             src_out = self.proc.stdout.fileno()
             close_out = self._closer(self.proc.stdout)
+            _grow_pipe(src_out)
         self._spawn(self._pump, src_out, self.out, out_stream, close_out)
         self._spawn(self._pump, self.proc.stderr.fileno(), self.err, err_stream, self._closer(self.proc.stderr))
         if self.pty or self.record_stdin:
@@ -415,7 +411,7 @@ class TeeRunner(_TeeBase):
         stream = _Stream(self.stdin_ch, "c2s") if self.stdin_ch else None
         poller = select.poll()
         poller.register(self.stdin_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        now, put = self.writer.now, self._q.put
+        now = self.writer.now
         last = b"\n"
         try:
             while not self._child_exited.is_set():
@@ -434,6 +430,8 @@ class TeeRunner(_TeeBase):
                         except (OSError, termios.error):
                             pass
                     break
+                if stream is not None:
+                    self._record(stream, t, chunk)  # recorded before the child can act on it
                 try:
                     n = os.write(dst, chunk)
                     while n < len(chunk):
@@ -441,10 +439,6 @@ class TeeRunner(_TeeBase):
                 except OSError:
                     break  # the child closed its stdin (or exited): stop reading ours
                 last = chunk
-                if stream is not None:
-                    with self._backlog_lock:
-                        self._backlog += len(chunk)
-                    put((stream, t, chunk))
         finally:
             if not self.pty and self.proc.stdin is not None:
                 try:
@@ -452,7 +446,7 @@ class TeeRunner(_TeeBase):
                 except OSError:
                     pass
             if stream is not None:
-                put((stream, now(), None))
+                self._finish(stream, now())
 
     # --- waiting and signals ----------------------------------------------------------------------
     def _wait_child(self) -> None:
@@ -468,8 +462,7 @@ class TeeRunner(_TeeBase):
             fields["signal"] = _signal_name(-rc)
         else:
             fields["exit_code"] = rc
-        self._call_in_recorder(lambda: self.writer.close_channel(self.proc_ch, t_exit, **fields))
-        self._stop_recorder()
+        self.writer.close_channel(self.proc_ch, t_exit, **fields)
         for f in (self.proc.stdout, self.proc.stderr):
             if f is not None:
                 try:
@@ -549,22 +542,33 @@ class PipeTee(_TeeBase):
         t0 = w.now()
         w.open(proc_ch, "process", t0, pid=None, upstream=True, started=_now_iso(), **hint)
         w.open(ch, "pipe", t0, proc=proc_ch, stream="stdout", source="stdin", **hint)
-        self._recorder.start()
         stream = _Stream(ch, "s2c")
 
         def closed() -> bool:
             self.downstream_closed = True
             return True
 
+        try:
+            if stat.S_ISFIFO(os.fstat(self.stdin_fd).st_mode):
+                _grow_pipe(self.stdin_fd)
+        except OSError:
+            pass
         self._pump(self.stdin_fd, self.out, stream, closed)
         t_end = w.now()
-        self._call_in_recorder(lambda: w.close_channel(proc_ch, t_end, exit_code=None,
-                                                       duration=round(t_end - t0, 6)))
-        self._stop_recorder()
+        w.close_channel(proc_ch, t_end, exit_code=None, duration=round(t_end - t0, 6))
         return 128 + signal.SIGPIPE if self.downstream_closed else 0
 
     def forward_signal(self, signum: int) -> None:
         self._abandon.set()
+
+
+def _grow_pipe(fd: int) -> None:
+    """Let the child's pipe hold a whole read (CHUNK): while we record one chunk, the child can write
+    the next at full size instead of stalling on the default 64 KiB, and we read it in one call."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, CHUNK)
+    except (OSError, AttributeError):  # not Linux, or above /proc/sys/fs/pipe-max-size: keep the default
+        pass
 
 
 # --- terminal helpers (run in the parent, or in the child before exec) -----------------------------

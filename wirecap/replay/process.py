@@ -64,12 +64,26 @@ def play_process(script: ProcessScript, pacer: Pacer, stdout: BinaryIO, stderr: 
     return int(code) if isinstance(code, int) else 0
 
 
-def exit_like(status: int) -> None:
-    """Exit with `status`; a negative one is a signal to die by (as the recorded CLI did)."""
+# Signals that stop a process instead of ending it: sent to ourselves they would leave `replay exec`
+# stopped until someone sends SIGCONT (a harness waiting for it hangs), so they are replayed only on request.
+STOP_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGTSTP", "SIGSTOP", "SIGTTIN", "SIGTTOU") if hasattr(signal, name)
+)
+
+
+def exit_like(status: int, stop_signals: bool = False) -> None:
+    """Exit with `status`; a negative one is a signal to die by (as the recorded CLI did).
+
+    A recorded stop signal (SIGTSTP, SIGSTOP, SIGTTIN, SIGTTOU) is not sent to ourselves unless
+    `stop_signals`: we exit 128+N instead, the status a shell reports for a job stopped by signal N.
+    With `stop_signals` we stop, and exit 128+N once continued (SIGCONT).
+    """
     sys.stdout.flush()
     sys.stderr.flush()
     if status < 0:
         signum = -status
+        if signum in STOP_SIGNALS and not stop_signals:
+            sys.exit(128 + signum)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         time.sleep(1)
@@ -77,10 +91,11 @@ def exit_like(status: int) -> None:
     sys.exit(status)
 
 
-def run_exec(path: str, speed: float = 1.0, max_wait: float | None = None, channels: tuple[str, ...] = ()) -> None:
+def run_exec(path: str, speed: float = 1.0, max_wait: float | None = None, channels: tuple[str, ...] = (),
+             stop_signals: bool = False) -> None:
     script = load_process(path, channels)
     status = play_process(script, Pacer(speed, max_wait), sys.stdout.buffer, sys.stderr.buffer)
-    exit_like(status)
+    exit_like(status, stop_signals)
 
 
 SHIM_TEMPLATE = """#!{python}
