@@ -8,7 +8,7 @@ the SSE events), timed from the end of the request. Sans-I/O: records in, plain 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -121,17 +121,6 @@ def request_payload(script: ChannelScript) -> list[dict[str, Any]]:
     return fixed
 
 
-@dataclass(slots=True)
-class ProcessScript:
-    """A recorded CLI run: its output lines in order and how it ended."""
-
-    ch: str
-    open: dict[str, Any]
-    lines: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)  # (t from open, stream, msg)
-    close: dict[str, Any] | None = None
-    pipes: dict[str, str] = field(default_factory=dict)  # every stdout/stderr pipe of the run, ch -> stream
-
-
 def build_scripts(records: Iterable[dict[str, Any]]) -> list[ChannelScript]:
     """Network channels (ws, http) of a capture as replay scripts, in the order they opened."""
     scripts: dict[str, ChannelScript] = {}
@@ -182,35 +171,66 @@ def load_scripts(path: str) -> tuple[dict[str, Any], list[ChannelScript]]:
         return reader.header, scripts
 
 
+@dataclass(slots=True)
+class ProcessScript:
+    """A recorded CLI run: its output lines in order and how it ended."""
+
+    ch: str
+    open: dict[str, Any]
+    lines: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)  # (t from open, stream, msg)
+    close: dict[str, Any] | None = None
+    pipes: dict[str, str] = field(default_factory=dict)  # every stdout/stderr pipe of the run, ch -> stream
+    n_lines: int = 0  # lines seen (also when `lines` was not kept: see ProcessScan)
+
+
+class ProcessScan:
+    """Picks the first (or the named) process of a capture and the lines of its stdout/stderr pipes,
+    one record at a time. `run(records)` yields each line as (t from the open, stream, msg record) and
+    leaves the process in `script` (its `lines` left empty: the caller keeps them or not). The same
+    scan over the same records yields the same lines, so a big capture can be scanned once to check
+    it and again to play it, never held whole."""
+
+    def __init__(self, proc: str | None = None, channels: Iterable[str] | None = None) -> None:
+        self.proc = proc
+        self.wanted = set(channels) if channels else None
+        self.script: ProcessScript | None = None
+
+    def run(self, records: Iterable[dict[str, Any]]) -> Iterator[tuple[float, str, dict[str, Any]]]:
+        proc, wanted = self.proc, self.wanted
+        pipes: dict[str, str] = {}
+        seen: dict[str, str] = {}
+        script: ProcessScript | None = None
+        t0 = 0.0
+        for rec in records:
+            rtype = rec.get("type")
+            ch = rec.get("ch")
+            if rtype == "open":
+                if rec.get("kind") == "process" and script is None and (proc is None or ch == proc):
+                    script = self.script = ProcessScript(ch=ch, open=rec, pipes=seen)
+                    t0 = float(rec.get("t") or 0.0)
+                elif rec.get("kind") == "pipe" and rec.get("stream") in ("stdout", "stderr"):
+                    owner = rec.get("proc")
+                    if script is not None and owner not in (None, script.ch):
+                        continue
+                    seen[ch] = rec["stream"]
+                    if wanted is None or ch in wanted or rec.get("stream") in wanted:
+                        pipes[ch] = rec["stream"]
+            elif rtype == "msg" and ch in pipes:
+                if script is None:  # pipes recorded without a process record (e.g. `tee` of a pipe)
+                    script = self.script = ProcessScript(ch="proc", open={}, pipes=seen)
+                    t0 = float(rec.get("t") or 0.0)
+                script.n_lines += 1
+                yield max(0.0, float(rec.get("t") or 0.0) - t0), pipes[ch], rec
+            elif rtype == "close" and script is not None and ch == script.ch:
+                script.close = rec
+
+
 def build_process_script(records: Iterable[dict[str, Any]], proc: str | None = None,
                          channels: Iterable[str] | None = None) -> ProcessScript | None:
-    """The first (or the named) process of a capture with the lines of its stdout/stderr pipes."""
-    wanted = set(channels) if channels else None
-    pipes: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    script: ProcessScript | None = None
-    t0 = 0.0
-    for rec in records:
-        rtype = rec.get("type")
-        ch = rec.get("ch")
-        if rtype == "open":
-            if rec.get("kind") == "process" and script is None and (proc is None or ch == proc):
-                script = ProcessScript(ch=ch, open=rec)
-                t0 = float(rec.get("t") or 0.0)
-            elif rec.get("kind") == "pipe" and rec.get("stream") in ("stdout", "stderr"):
-                owner = rec.get("proc")
-                if script is not None and owner not in (None, script.ch):
-                    continue
-                seen[ch] = rec["stream"]
-                if wanted is None or ch in wanted or rec.get("stream") in wanted:
-                    pipes[ch] = rec["stream"]
-        elif rtype == "msg" and ch in pipes:
-            if script is None:  # pipes recorded without a process record (e.g. `tee` of a pipe)
-                script = ProcessScript(ch="proc", open={})
-                t0 = float(rec.get("t") or 0.0)
-            script.lines.append((max(0.0, float(rec.get("t") or 0.0) - t0), pipes[ch], rec))
-        elif rtype == "close" and script is not None and ch == script.ch:
-            script.close = rec
-    if script is not None:
-        script.pipes = seen
-    return script
+    """The first (or the named) process of a capture with the lines of its stdout/stderr pipes
+    (held in memory: `ProcessScan` streams them)."""
+    scan = ProcessScan(proc, channels)
+    lines = list(scan.run(records))
+    if scan.script is not None:
+        scan.script.lines = lines
+    return scan.script
