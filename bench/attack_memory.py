@@ -128,10 +128,13 @@ def commands(inp: dict[str, Path], out: Path) -> dict[str, tuple[list[str], str 
     s, h = str(inp["stdout"]), str(inp["http"])
     return {
         "info": (["info", s], None),
+        "info-http": (["info", h], None),
         "cat": (["cat", s, "--width", "200"], None),
         "convert": (["convert", s, "-o", str(out)], str(out)),
         "validate": (["validate", s], None),
         "stats": (["stats", s], None),
+        "stats-http": (["stats", h], None),
+        "validate-http": (["validate", h], None),
         "report-term": (["report", s, "-f", "term"], None),
         "report-md": (["report", s, "-f", "md"], None),
         "report-html": (["report", s, "-f", "html", "-o", str(out)], str(out)),
@@ -236,7 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit-as", type=int, default=5_000_000_000, help="address-space cap of each command")
     p.add_argument("--timeout", type=float, default=1800)
     p.add_argument("--json", default=None, help="also write the rows as JSON here")
+    p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), default=None,
+                   help="print one table from two --json files (no run)")
     a = p.parse_args(argv)
+    if a.compare:
+        print(compare(*(json.loads(Path(x).read_text()) for x in a.compare)))
+        return 0
     wirecap = [a.wirecap]
     only = [x for x in a.only.split(",") if x]
     rows: list[dict] = []
@@ -262,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                     r["out"] = produced.stat().st_size if produced.exists() else 0
                     r.update(command=name, size_mb=size,
                              input=(inp["session"] if name == "import" else
-                                    inp["http"] if name in ("export-har", "replay-serve", "report-html-http")
+                                    inp["http"] if name.endswith("-http") or name in ("export-har", "replay-serve")
                                     else inp["stdout"]).stat().st_size)
                     rows.append(r)
                     print(_row(r), flush=True)
@@ -289,6 +297,28 @@ def table(rows: list[dict]) -> str:
     body = [[r["command"], f"{r['input'] / MB:.0f} MB", f"{r['rss'] / MB:.0f} MB" + (" **>1GB**" if r["rss"] > LIMIT_RSS else ""),
              f"{r['seconds']:.1f} s", r["exit"], f"{r['out'] / MB:.1f} MB", r["note"]] for r in rows]
     return tabulate(body, headers=["command", "input", "peak RSS", "wall", "exit", "output", "note"],
+                    tablefmt="github", disable_numparse=True)
+
+
+def compare(before: list[dict], after: list[dict]) -> str:
+    """Before/after side by side: peak RSS, wall time and exit code of each command x size."""
+    from tabulate import tabulate
+
+    old = {(r["command"], r["size_mb"]): r for r in before}
+    new = {(r["command"], r["size_mb"]): r for r in after}
+    body = []
+    for key in list(old) + [k for k in new if k not in old]:
+        b, a = old.get(key), new.get(key)
+        size = (a or b)["input"] / MB  # type: ignore[index]
+
+        def cell(r: dict | None) -> str:
+            if r is None:
+                return "-"
+            return f"{r['rss'] / MB:.0f} MB, {r['seconds']:.1f} s, exit {r['exit']}"
+
+        body.append([key[0], f"{size:.0f} MB", cell(b), cell(a),
+                     "yes" if a is not None and a["rss"] <= LIMIT_RSS else ("NO" if a is not None else "-")])
+    return tabulate(body, headers=["command", "input", "before: peak RSS, wall, exit", "after", "after < 1 GB"],
                     tablefmt="github", disable_numparse=True)
 
 

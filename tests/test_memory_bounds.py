@@ -117,3 +117,54 @@ def test_replay_scripts_from_a_file_keep_offsets_not_messages(tmp_path):
     cap.write_bytes(cap.read_bytes().replace(b'"seq":2,', b'"seq":2,     '))  # every later record moves
     with pytest.raises(WirecapError, match="changed while being replayed"):
         _ = lazy[1].request_body
+
+
+def test_report_model_keeps_bounded_previews():
+    """What the report model holds of one payload, one tool input, and of lists that grow with the
+    capture (recorder errors) is bounded, and says what it left out and where the whole is."""
+    from wirecap.analysis.report.model import (
+        MAX_ENTRY_INPUT,
+        MAX_RECORDER_ERRORS,
+        MAX_SHOWN_RECORD,
+        CaptureReport,
+        bounded_input,
+        bounded_record,
+        summarize_records,
+    )
+
+    small = {"seq": 4, "t": 0.1, "type": "msg", "ch": "stdout", "dir": "s2c", "json": {"a": 1}}
+    assert bounded_record(small) is small
+    big = {**small, "seq": 5, "json": {"text": "x" * (3 * MAX_SHOWN_RECORD)}}
+    shown = bounded_record(big)
+    assert len(orjson.dumps(shown)) < MAX_SHOWN_RECORD
+    assert shown["shown_truncated"] == len(orjson.dumps(big)) and "json" not in shown
+    assert shown["text"].endswith("more characters; the whole record is #seq-5)")
+    assert bounded_input({"command": "ls"}, 7) == {"command": "ls"}
+    cut = bounded_input({"content": "y" * (2 * MAX_ENTRY_INPUT)}, 7)
+    assert isinstance(cut, str) and len(cut) < MAX_ENTRY_INPUT + 100 and cut.endswith("all of it in #seq-7)")
+
+    n = MAX_RECORDER_ERRORS + 5
+    recs = [{"seq": i + 1, "t": 0.0, "type": "error", "where": "tee", "message": "boom"} for i in range(n)]
+    rep = summarize_records(CaptureReport(path="x", header={}), recs)
+    assert len(rep.recorder_errors) == MAX_RECORDER_ERRORS and rep.recorder_errors_omitted == 5
+    assert ("recorder errors", n) in rep.summary_rows()
+    assert any("first 1000 recorder errors" in w for w in rep.warnings)
+
+
+def test_report_lists_a_bounded_number_of_findings(tmp_path, monkeypatch):
+    """A capture with more findings than MAX_FINDINGS: the first ones listed, all of them counted."""
+    from wirecap.analysis import validate
+    from wirecap.analysis.report import build
+    from wirecap.analysis.report.model import MAX_FINDINGS
+    from wirecap.dialects.base import WARNING, Finding
+
+    cap = tmp_path / "pipe.jsonl"
+    pipe_capture(cap, 3)
+    n = MAX_FINDINGS + 7
+    monkeypatch.setattr(validate, "validate_capture",
+                        lambda path, dialect=None: [Finding(WARNING, "r", f"m{i}", None, None) for i in range(n)])
+    rep = build.build_capture_report(str(cap))
+    assert len(rep.findings) == MAX_FINDINGS and rep.findings_omitted == {WARNING: 7}
+    assert ("findings", f"{n} {WARNING}") in rep.summary_rows()
+    assert any(f"first {MAX_FINDINGS} of {n} findings" in w for w in rep.warnings)
+    assert rep.to_json()["findings_omitted"] == {WARNING: 7}
