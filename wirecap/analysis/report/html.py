@@ -137,7 +137,8 @@ def _conversation(cap: CaptureReport, ci: int) -> str:
     out: list[str] = []
     budget = STATIC_CONVERSATION
     known = [c.ch for c in cap.channels]
-    for ch in known + [c for c in cap.conversation if c not in known]:
+    known_set = set(known)
+    for ch in known + [c for c in cap.conversation if c not in known_set]:
         entries = cap.conversation.get(ch)
         if not entries:
             if ch in cap.conversation_notes:
