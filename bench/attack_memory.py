@@ -12,6 +12,8 @@ same bytes):
   replay exec, diff (against a byte copy of itself: what diff holds, not how much it prints).
 - `http-N.jsonl`: the shipped Claude Code HTTP exchange (an ~80 KB request, an SSE answer) repeated
   on new channels, as `wirecap record` writes it: export (HAR), replay serve (load, one request, stop).
+- `json-N.jsonl`: the same exchanges answered with one JSON body each (no SSE): many short units,
+  which validation held until the end: validate, report.
 - `session-N.jsonl`: a Claude session file (the shipped tool-heavy sample repeated with new uuids):
   import --kind claude-session.
 
@@ -47,12 +49,29 @@ SESSION_TEMPLATE = ROOT / "tests" / "fixtures" / "samples" / "public" / "claude_
 LIMIT_RSS = 1_000 * MB  # the promise: under 1 GB
 
 
-def write_http_capture(path: Path, target_bytes: int) -> int:
-    """The template's POST exchange repeated on channels http-1..N (request text varied), ~target_bytes."""
+def write_http_capture(path: Path, target_bytes: int, streamed: bool = True) -> int:
+    """The template's POST exchange repeated on channels http-1..N (request text varied), ~target_bytes.
+    `streamed=False`: each answer one JSON body instead of an SSE stream (2 messages an exchange)."""
     lines = HTTP_TEMPLATE.read_bytes().splitlines()
     header = lines[0]
     recs = [orjson.loads(x) for x in lines[1:]]
     tmpl = [r for r in recs if r.get("ch") == "http-2"]
+    if not streamed:
+        answer = {"type": "msg", "ch": "http-2", "dir": "s2c", "json": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": "Hello! This is a reply from the fake Anthropic server."}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 19683, "output_tokens": 10}}}
+        out = []
+        for r in tmpl:
+            if r["type"] == "msg" and r["dir"] == "s2c":
+                continue
+            if r["type"] == "response":
+                r = {k: v for k, v in r.items() if k != "sse"}
+                r["headers"] = {**r["headers"], "content-type": "application/json"}
+                out += [r, {**answer, "t": r["t"]}]
+                continue
+            out.append(r)
+        tmpl = out
     t0 = tmpl[0]["t"]
     seq = 0
     size = 0
@@ -107,7 +126,8 @@ def write_session(path: Path, target_bytes: int) -> int:
 def inputs(work: Path, size_mb: int) -> dict[str, Path]:
     """Generate (or reuse) the inputs of one size."""
     out = {"stdout": work / f"stdout-{size_mb}.jsonl", "stdout2": work / f"stdout-{size_mb}-copy.jsonl",
-           "http": work / f"http-{size_mb}.jsonl", "session": work / f"session-{size_mb}.jsonl"}
+           "http": work / f"http-{size_mb}.jsonl", "session": work / f"session-{size_mb}.jsonl",
+           "json": work / f"json-{size_mb}.jsonl"}
     target = size_mb * MB
     if not out["stdout"].exists():
         write_capture(out["stdout"].with_suffix(".tmp"), target)
@@ -117,6 +137,9 @@ def inputs(work: Path, size_mb: int) -> dict[str, Path]:
     if not out["http"].exists():
         write_http_capture(out["http"].with_suffix(".tmp"), target)
         out["http"].with_suffix(".tmp").rename(out["http"])
+    if not out["json"].exists():
+        write_http_capture(out["json"].with_suffix(".tmp"), target, streamed=False)
+        out["json"].with_suffix(".tmp").rename(out["json"])
     if not out["session"].exists():
         write_session(out["session"].with_suffix(".tmp"), target)
         out["session"].with_suffix(".tmp").rename(out["session"])
@@ -135,6 +158,8 @@ def commands(inp: dict[str, Path], out: Path) -> dict[str, tuple[list[str], str 
         "stats": (["stats", s], None),
         "stats-http": (["stats", h], None),
         "validate-http": (["validate", h], None),
+        "validate-json": (["validate", str(inp["json"])], None),
+        "report-md-json": (["report", str(inp["json"]), "-f", "md"], None),
         "report-term": (["report", s, "-f", "term"], None),
         "report-md": (["report", s, "-f", "md"], None),
         "report-html": (["report", s, "-f", "html", "-o", str(out)], str(out)),
@@ -269,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                     produced = Path(writes) if writes else stdout
                     r["out"] = produced.stat().st_size if produced.exists() else 0
                     r.update(command=name, size_mb=size,
-                             input=(inp["session"] if name == "import" else
+                             input=(inp["session"] if name == "import" else inp["json"] if name.endswith("-json") else
                                     inp["http"] if name.endswith("-http") or name in ("export-har", "replay-serve")
                                     else inp["stdout"]).stat().st_size)
                     rows.append(r)
