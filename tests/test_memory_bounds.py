@@ -62,6 +62,22 @@ def http_capture(path, n: int) -> None:
         f.write(b'{"seq":%d,"t":1.0,"type":"end","records":%d}\n' % (4 * n + 1, 4 * n + 1))
 
 
+def short_exchanges(path, n: int) -> None:
+    """`n` HTTP exchanges of one request each (no answer body), a body of 2000 empty objects: 6 KB of
+    JSON that is 140 KB as Python objects, so holding the messages of every unit shows at once."""
+    body = b'{"model":"m","messages":[' + b",".join(b"{}" for _ in range(2000)) + b"]}"
+    with open(path, "wb") as f:
+        f.write(HEADER)
+        for i in range(n):
+            s, ch = 4 * i, b"http-%d" % i
+            f.write(b'{"seq":%d,"t":0.5,"type":"open","ch":"%s","kind":"http","method":"POST","url":"http://h/v1/messages"}\n'
+                    b'{"seq":%d,"t":0.5,"type":"msg","ch":"%s","dir":"c2s","json":%s}\n'
+                    b'{"seq":%d,"t":0.5,"type":"response","ch":"%s","status":200}\n'
+                    b'{"seq":%d,"t":0.5,"type":"close","ch":"%s","status":200}\n'
+                    % (s + 1, ch, s + 2, ch, body, s + 3, ch, s + 4, ch))
+        f.write(b'{"seq":%d,"t":1.0,"type":"end","records":%d}\n' % (4 * n + 1, 4 * n + 1))
+
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS semantics are Linux's")
 
 
@@ -168,3 +184,15 @@ def test_report_lists_a_bounded_number_of_findings(tmp_path, monkeypatch):
     assert ("findings", f"{n} {WARNING}") in rep.summary_rows()
     assert any(f"first {MAX_FINDINGS} of {n} findings" in w for w in rep.warnings)
     assert rep.to_json()["findings_omitted"] == {WARNING: 7}
+
+
+@pytest.mark.parametrize("command", ["validate", "info"])
+def test_short_units_are_let_go_when_they_close(tmp_path, command):
+    """A unit of fewer than 8 messages is decided at its close: validation's drift check and the
+    summaries' dialect detection let its messages go then, not at the end (both held every request of
+    this 9.5 MB capture: 240 MB)."""
+    cap = tmp_path / "short.jsonl"
+    short_exchanges(cap, 1500)
+    r = run_limited(command, str(cap), cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr.decode()[-500:]
+    assert (b"no findings" if command == "validate" else b"http-1499") in r.stdout
