@@ -74,3 +74,42 @@ def test_har_of_an_imported_sample_leaves_summaries_out(tmp_path):
     assert entry["request"]["url"].endswith("/v1/responses")
     assert entry["response"]["content"]["size"] == 0  # the log kept only a summary: not passed off as a body
     assert json.loads(entry["request"]["postData"]["text"])["model"]
+
+
+def test_write_har_streams_the_same_bytes_in_open_order():
+    """`write_har` (what `export` runs) writes exactly what dumping the whole document would, also when
+    channels close out of their open order (a later exchange finishing first waits in a spool) and
+    when there is no entry at all."""
+    import io
+
+    import orjson
+
+    from wirecap.export.har import capture_to_har, write_har
+
+    header = {"id": "x", "created": "2026-01-01T00:00:00Z"}
+
+    def rec(seq, t, rtype, ch, **kw):
+        return {"seq": seq, "t": t, "type": rtype, "ch": ch, **kw}
+
+    records = [
+        rec(1, 0.1, "open", "http-1", kind="http", method="POST", url="http://h/a"),
+        rec(2, 0.2, "open", "http-2", kind="http", method="GET", url="http://h/b"),
+        rec(3, 0.3, "open", "ws-1", kind="ws", url="ws://h/ws"),
+        rec(4, 0.4, "msg", "http-1", dir="c2s", json={"q": 1}),
+        rec(5, 0.5, "response", "http-2", status=200, headers={"content-type": "text/plain"}),
+        rec(6, 0.6, "msg", "http-2", dir="s2c", text="two"),
+        rec(7, 0.7, "close", "http-2", status=200),
+        rec(8, 0.8, "msg", "ws-1", dir="s2c", text="hi"),
+        rec(9, 0.9, "response", "http-1", status=201, headers={}),
+        rec(10, 1.0, "close", "http-1", status=201),
+    ]  # ws-1 never closes: it comes last, in open order
+    for recs in (records, records[:0], [r for r in records if r["ch"] == "http-2"]):
+        out = io.BytesIO()
+        counts = write_har(header, iter(recs), out)
+        har, want = capture_to_har(header, iter(recs))
+        assert out.getvalue() == orjson.dumps(har, option=orjson.OPT_INDENT_2) + b"\n"
+        assert counts == want
+    assert [e["request"]["url"] for e in json.loads(out.getvalue())["log"]["entries"]] == ["http://h/b"]
+    out = io.BytesIO()
+    write_har(header, iter(records), out)
+    assert [e["_wirecap_ch"] for e in json.loads(out.getvalue())["log"]["entries"]] == ["http-1", "http-2", "ws-1"]

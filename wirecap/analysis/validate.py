@@ -72,6 +72,22 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
         known = DIALECTS[unit.dialect].known if unit.dialect else None
         return drift.for_channel(unit.dialect, known, ch) if known is not None else None
 
+    def _drain(ch: Any) -> None:
+        """Check the held messages of the closed channel's unit once it has its dialect (a unit of
+        fewer than 8 messages is decided at its close): `early` holds undecided units only, not every
+        short exchange of the capture until the end."""
+        unit = chan_unit.get(ch) if ch.__class__ is str else None
+        if unit is None:
+            return
+        for c in [c for c in early if chan_unit.get(c) is unit]:
+            check = drift_for(c)
+            if check is _UNDECIDED:
+                continue
+            drift_of[c] = check
+            for r in early.pop(c):
+                if check is not None:
+                    check(r)
+
     for rec in records:
         events = events_of(rec)
         if rec.get("type") == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
@@ -94,6 +110,8 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
                 check = None
             if check is not None:
                 check(rec)
+        elif early and rec.get("type") == "close":  # a unit ends: decided now if it was not
+            _drain(rec.get("ch"))
         if events:
             for ev in events:  # (note() inlined: once per record)
                 if ev.kind == UNPARSED:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import click
-import orjson
 
 from wirecap.capture.reader import CaptureReader
 from wirecap.cli.common import refuse_output_over_input
 from wirecap.errors import WirecapError
-from wirecap.export.har import capture_to_har
-from wirecap.fsmode import create_private
+from wirecap.export.har import write_har
+from wirecap.fsmode import open_private
 
 
 @click.command()
@@ -27,20 +29,26 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     as they are in the capture.
     """
     refuse_output_over_input(har_path, [capture])
-    with CaptureReader(capture) as reader:
-        har, counts = capture_to_har(reader.header, reader)
-    data = orjson.dumps(har, option=orjson.OPT_INDENT_2) + b"\n"
-    if har_path == "-":
-        click.get_binary_stream("stdout").write(data)
-    else:
-        try:
-            f = create_private(har_path, "wb", exclusive=not force)
-        except FileExistsError:
-            raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)") from None
-        except OSError as e:
-            raise WirecapError(f"{har_path}: cannot create: {e.strerror}") from None
-        with f:
-            f.write(data)
+    with CaptureReader(capture) as reader:  # written as the channels close: memory stays bounded
+        if har_path == "-":
+            counts = write_har(reader.header, reader, click.get_binary_stream("stdout"))
+        else:
+            if not force and os.path.lexists(har_path):
+                raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)")
+            # through a temp file renamed into place: bad input met halfway leaves no half a HAR
+            tmp = f"{har_path}.tmp{os.getpid()}"
+            try:
+                fd = open_private(tmp, os.O_WRONLY | os.O_EXCL)
+            except OSError as e:
+                raise WirecapError(f"{har_path}: cannot create: {e.strerror}") from None
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    counts = write_har(reader.header, reader, f)
+                os.replace(tmp, har_path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
     for line in reader.report():
         click.echo(f"wirecap: {line}", err=True)
     if quiet:

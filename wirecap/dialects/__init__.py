@@ -198,7 +198,8 @@ class Detection:
     then `verdict(ch)` is the (dialect, reason) the decoders decide for that channel's unit. Units and
     samples are formed exactly as `Decoding` forms them (same unit keys, the first `DETECT_MSGS`
     non-stderr messages, sampling stops at the unit's close), and `dialect` (`--dialect`) is forced by
-    the same rule (`forced_for`), so the two cannot disagree. Memory: a few records per unit."""
+    the same rule (`forced_for`), so the two cannot disagree. Memory: a few records per open unit, a
+    verdict per closed one."""
 
     def __init__(self, *, dialect: str | None = None) -> None:
         self.forced = get_dialect(dialect) if dialect else None
@@ -235,6 +236,10 @@ class Detection:
                 sample.msgs.append(rec)
         elif rtype == "close" and ch == key:
             sample.closed = True
+            # decided now, as the decoders decide at the unit's close; the sample is let go, so a
+            # capture of many units holds one verdict each, not their first messages
+            self.verdict(key)
+            sample.msgs = []
 
     def verdict(self, ch: str) -> tuple[str | None, str]:
         """(dialect, reason) of the unit `ch` belongs to; a stderr pipe has none of its own (its free

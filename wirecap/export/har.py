@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-from collections.abc import Iterable
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, urlsplit
+
+import orjson
 
 from wirecap import __version__
 from wirecap.capture.sse import body_piece_bytes
@@ -53,15 +57,29 @@ def _content(data: bytes, mime: str) -> dict[str, Any]:
                 "encoding": "base64"}
 
 
-def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
-    """(HAR document, counts {"http", "ws", "skipped"}) for one capture."""
+def _created(header: dict[str, Any]) -> float:
     try:
-        created = _dt.datetime.fromisoformat(str(header.get("created", "")).replace("Z", "+00:00")).timestamp()
+        return _dt.datetime.fromisoformat(str(header.get("created", "")).replace("Z", "+00:00")).timestamp()
     except ValueError:
-        created = 0.0
-    chans: dict[str, _Chan] = {}
-    order: list[str] = []
+        return 0.0
+
+
+def har_entries(header: dict[str, Any], records: Iterable[dict[str, Any]],
+                counts: dict[str, int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(open order, HAR entry) of each http/ws channel, as soon as it closes (the channels still open
+    at the end come last, in open order). Memory: the channels open at the same time, not the capture.
+    `counts` (if given) is filled with {"http", "ws", "skipped"} as entries go out."""
+    created = _created(header)
+    chans: dict[str, tuple[int, _Chan]] = {}
     skipped: set[str] = set()
+    n = 0
+    counts = counts if counts is not None else {}
+    counts.update({"http": 0, "ws": 0, "skipped": 0})
+
+    def done(i: int, c: _Chan) -> tuple[int, dict[str, Any]]:
+        counts[c.open.get("kind", "http")] += 1
+        return i, _entry(c, created)
+
     for rec in records:
         ch = rec.get("ch")
         rtype = rec.get("type")
@@ -70,14 +88,18 @@ def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) ->
             continue
         if rtype == "open":
             if rec.get("kind") in ("http", "ws"):
-                chans[ch] = _Chan(open=rec, t0=t, last_t=t)
-                order.append(ch)
+                if ch in chans:  # the name again: the earlier channel ends here
+                    yield done(*chans.pop(ch))
+                chans[ch] = (n, _Chan(open=rec, t0=t, last_t=t))
+                n += 1
             else:
                 skipped.add(ch)
+                counts["skipped"] = len(skipped)
             continue
-        c = chans.get(ch)
-        if c is None:
+        got = chans.get(ch)
+        if got is None:
             continue
+        c = got[1]
         c.last_t = t
         kind = c.open.get("kind")
         if rtype == "msg" and "summary" not in (rec.get("flags") or ()):
@@ -100,16 +122,63 @@ def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) ->
             c.resp_t = t
         elif rtype == "close":
             c.close = rec
-    entries = []
-    counts = {"http": 0, "ws": 0, "skipped": len(skipped)}
-    for ch in order:
-        c = chans[ch]
-        entries.append(_entry(c, created))
-        counts[c.open.get("kind", "http")] += 1
-    har = {"log": {"version": "1.2", "creator": {"name": "wirecap", "version": __version__},
-                   "pages": [], "entries": entries,
-                   "comment": f"exported from wirecap capture {header.get('id', '')}"}}
-    return har, counts
+            yield done(*chans.pop(ch))
+    for i, c in sorted(chans.values(), key=lambda ic: ic[0]):
+        yield done(i, c)
+
+
+def _document(header: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"log": {"version": "1.2", "creator": {"name": "wirecap", "version": __version__},
+                    "pages": [], "entries": entries,
+                    "comment": f"exported from wirecap capture {header.get('id', '')}"}}
+
+
+def capture_to_har(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+    """(HAR document, counts {"http", "ws", "skipped"}) for one capture, in memory (small captures;
+    `write_har` streams)."""
+    counts: dict[str, int] = {}
+    entries = [e for _i, e in sorted(har_entries(header, records, counts), key=lambda ie: ie[0])]
+    return _document(header, entries), counts
+
+
+_MARK = "\x01wirecap-entries\x01"
+_INDENT = b"\n      "  # an entry's lines inside log.entries, as orjson's OPT_INDENT_2 lays them out
+
+
+def write_har(header: dict[str, Any], records: Iterable[dict[str, Any]], out: BinaryIO) -> dict[str, int]:
+    """Write the HAR document to `out` as the channels close (the same bytes as
+    `orjson.dumps(capture_to_har(...)[0], option=OPT_INDENT_2) + b"\n"`), holding only the channels
+    open at the same time; an entry that closes before one opened earlier waits in a temp file, so
+    entries stay in open order. Returns the counts."""
+    head, tail = orjson.dumps(_document(header, [_MARK]), option=orjson.OPT_INDENT_2).split(
+        orjson.dumps(_MARK), 1)
+    head = head.rstrip(b" \n")  # ends with `"entries": [`
+    tail = tail.lstrip(b" \n")  # starts with `],`
+    counts: dict[str, int] = {}
+    out.write(head)
+    wrote = 0
+    with tempfile.TemporaryFile() as spool:
+        waiting: dict[int, tuple[int, int]] = {}  # open order -> (offset, length) in the spool
+
+        def emit(data: bytes) -> None:
+            nonlocal wrote
+            out.write((b"," if wrote else b"") + _INDENT + data)
+            wrote += 1
+
+        for i, entry in har_entries(header, records, counts):
+            data = orjson.dumps(entry, option=orjson.OPT_INDENT_2).replace(b"\n", _INDENT)
+            if i != wrote:
+                spool.seek(0, os.SEEK_END)
+                waiting[i] = (spool.tell(), len(data))
+                spool.write(data)
+                continue
+            emit(data)
+            while wrote in waiting:
+                off, size = waiting.pop(wrote)
+                spool.seek(off)
+                emit(spool.read(size))
+    out.write((b"\n    " if wrote else b"") + tail + b"\n")
+    return counts
 
 
 def _entry(c: _Chan, created: float) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable,
 from wirecap.replay.script import ChannelScript, request_payload
 
 _UNSET: Any = object()
+BODY_CACHE = 256  # decoded recorded bodies kept for matching (the oldest goes first)
 
 
 class ScriptPool:
@@ -46,6 +47,8 @@ class ScriptPool:
         if hit is not None and hit[0] is s:  # (the script kept with its body: an id is never reused for another)
             return hit[1]
         body = _body_of(s)
+        if len(self._bodies) >= BODY_CACHE:  # bounded: a capture of 10^4 exchanges is read back, not held
+            del self._bodies[next(iter(self._bodies))]
         self._bodies[id(s)] = (s, body)
         return body
 
@@ -104,7 +107,7 @@ class ScriptPool:
                 return None, Mismatch("http", index, live, None, None, what=label)
             m = self.matcher(pool[0])
             seq_by_id = {id(s): s for s in pool}
-            cands = [(id(s), self._body(s)) for s in pool]
+            cands = ((id(s), self._body(s)) for s in pool)  # one at a time (closest keeps the best)
             key, value, diffs = m.closest(live, cands)
             best = seq_by_id[key]  # type: ignore[index]
             if best.method != method or best.path != path:

@@ -12,20 +12,29 @@ import shlex
 import signal
 import sys
 import time
-from typing import BinaryIO
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 from wirecap.capture.payload import line_bytes
 from wirecap.capture.reader import CaptureReader
 from wirecap.errors import WirecapError
 from wirecap.fsmode import private_dir, write_private
-from wirecap.replay.script import ProcessScript, build_process_script
+from wirecap.replay.script import ProcessScan, ProcessScript, build_process_script
 from wirecap.replay.timing import Pacer
 
 
 def load_process(path: str, channels: tuple[str, ...] = ()) -> ProcessScript:
+    """The process to replay, checked; its lines are not held (a file is read again by `process_lines`),
+    except from standard input, which cannot be read twice."""
     with CaptureReader(path) as reader:
-        script = build_process_script(reader, channels=channels or None)
-    if script is None or (not script.lines and script.close is None):
+        if path == "-":
+            script = build_process_script(reader, channels=channels or None)
+        else:
+            scan = ProcessScan(channels=channels or None)
+            for _line in scan.run(reader):
+                pass
+            script = scan.script
+    if script is None or (not script.n_lines and script.close is None):
         what = f" on {', '.join(channels)}" if channels else ""
         raise WirecapError(f"{path}: no process output{what} to replay (record one with `wirecap tee`)")
     unknown = [c for c in channels if c not in script.pipes and c not in script.pipes.values()]
@@ -35,13 +44,25 @@ def load_process(path: str, channels: tuple[str, ...] = ()) -> ProcessScript:
     return script
 
 
-def play_process(script: ProcessScript, pacer: Pacer, stdout: BinaryIO, stderr: BinaryIO) -> int:
-    """Write every line at its time; returns the exit status to use (128+N for a signal)."""
+def process_lines(path: str, channels: tuple[str, ...] = ()) -> Iterator[tuple[float, str, dict[str, Any]]]:
+    """The lines `load_process` found, read again from the file one at a time."""
+    with CaptureReader(path) as reader:
+        yield from ProcessScan(channels=channels or None).run(reader)
+
+
+def play_process(script: ProcessScript, pacer: Pacer, stdout: BinaryIO, stderr: BinaryIO,
+                 lines: Iterable[tuple[float, str, dict[str, Any]]] | None = None) -> int:
+    """Write every line (`script.lines`, or `lines` as they come) at its time; returns the exit
+    status to use (128+N for a signal)."""
     outs = {"stdout": stdout, "stderr": stderr}
-    due = pacer.schedule([t for t, _s, _r in script.lines])
     start = time.monotonic()
-    for (_t, stream, rec), d in zip(script.lines, due, strict=True):
-        wait = start + d - time.monotonic()
+    due = prev = 0.0  # `Pacer.schedule`, one line at a time
+    last = None
+    for t, stream, rec in script.lines if lines is None else lines:
+        due += pacer.pause(t - prev)
+        prev = max(prev, t)
+        last = t
+        wait = start + due - time.monotonic()
         if wait > 0:
             time.sleep(wait)
         f = outs[stream]
@@ -51,8 +72,7 @@ def play_process(script: ProcessScript, pacer: Pacer, stdout: BinaryIO, stderr: 
         except BrokenPipeError:
             outs[stream] = open(os.devnull, "wb")  # noqa: SIM115 - reader went away; finish quietly
     close = script.close or {}
-    if close.get("t") is not None and script.lines:
-        last = script.lines[-1][0]
+    if close.get("t") is not None and last is not None:
         end = float(close["t"]) - float(script.open.get("t") or 0.0)
         time.sleep(pacer.pause(end - last))
     sig = close.get("signal")
@@ -94,7 +114,8 @@ def exit_like(status: int, stop_signals: bool = False) -> None:
 def run_exec(path: str, speed: float = 1.0, max_wait: float | None = None, channels: tuple[str, ...] = (),
              stop_signals: bool = False) -> None:
     script = load_process(path, channels)
-    status = play_process(script, Pacer(speed, max_wait), sys.stdout.buffer, sys.stderr.buffer)
+    lines = None if path == "-" else process_lines(path, channels)
+    status = play_process(script, Pacer(speed, max_wait), sys.stdout.buffer, sys.stderr.buffer, lines)
     exit_like(status, stop_signals)
 
 

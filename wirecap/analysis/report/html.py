@@ -137,7 +137,8 @@ def _conversation(cap: CaptureReport, ci: int) -> str:
     out: list[str] = []
     budget = STATIC_CONVERSATION
     known = [c.ch for c in cap.channels]
-    for ch in known + [c for c in cap.conversation if c not in known]:
+    known_set = set(known)
+    for ch in known + [c for c in cap.conversation if c not in known_set]:
         entries = cap.conversation.get(ch)
         if not entries:
             if ch in cap.conversation_notes:
@@ -244,12 +245,12 @@ def _messages_head(cap: CaptureReport, ci: int) -> str:
             f'<tbody id="wc-rows-{ci}">')
 
 
-def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[str]) -> bytes:
-    """Write every record to `spool` as chunks of JSON lines; return the index (JSON) to put first.
+def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[str], index: IO[str]) -> None:
+    """Write every record to `spool` as chunks of JSON lines, and the index (a JSON array, to put
+    first) to `index`: both go to files, so memory stays one chunk whatever the capture's size.
 
     The index and the script come before the chunks in the page, so the first page of messages is
     rendered while the browser is still reading the bulk of the data."""
-    index: list[bytes] = []
     buf: list[bytes] = []
     n = 0
     dumps = orjson.dumps
@@ -260,17 +261,19 @@ def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[st
         spool.write("</script>\n")
         buf.clear()
 
+    index.write("[")
     for rec in records:
         buf.append(dumps(rec))
         rtype = rec.get("type", "")
-        index.append(dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
-                            payload_size(rec) if rtype == "msg" else None, preview(rec, 100)]))
+        entry = dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
+                       payload_size(rec) if rtype == "msg" else None, preview(rec, 100)])
+        index.write(("," if n else "") + script_safe(entry).decode())
         n += 1
         if len(buf) == CHUNK:
             flush()
     if buf:
         flush()
-    return b"[" + script_safe(b",".join(index)) + b"]"
+    index.write("]")
 
 
 def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE) -> None:
@@ -332,9 +335,14 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     out.write("</script>\n")
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         for ci, cap in enumerate(report.captures):
-            index = _spool_capture_data(ci, cap.iter_records(), spool) if cap.iter_records is not None else b"[]"
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
-            out.write(index.decode())
+            if cap.iter_records is None:
+                out.write("[]")
+            else:
+                with tempfile.TemporaryFile("w+", encoding="utf-8") as index:
+                    _spool_capture_data(ci, cap.iter_records(), spool, index)
+                    index.seek(0)
+                    shutil.copyfileobj(index, out, 1 << 20)
             out.write("</script>\n")
         out.write(f"<script>{JS}</script>\n")
         spool.seek(0)

@@ -51,7 +51,8 @@ def _raw(rec: dict[str, Any]) -> str:
 def _conversation(cap: CaptureReport) -> list[str]:
     out: list[str] = []
     shown = 0
-    for ch in [c.ch for c in cap.channels] + [c for c in cap.conversation if c not in {x.ch for x in cap.channels}]:
+    known = {x.ch for x in cap.channels}
+    for ch in [c.ch for c in cap.channels] + [c for c in cap.conversation if c not in known]:
         entries = cap.conversation.get(ch)
         if not entries:
             if ch in cap.conversation_notes:

@@ -22,6 +22,12 @@ MAX_GAPS_PER_CHANNEL = 10
 MAX_CONVERSATION_ENTRIES = 2000
 MAX_ENTRY_TEXT = 8000
 MAX_RELEVANT = 30
+# Bounds that keep a report of a huge capture in bounded memory (docs/commands/report.md says what
+# they leave out); a normal capture never reaches them.
+MAX_FINDINGS = 1000  # findings listed (the summary still counts them all)
+MAX_RECORDER_ERRORS = 1000  # recorder error records listed (counted all)
+MAX_SHOWN_RECORD = 64 * 1024  # bytes of one raw record shown (relevant messages); past it the payload is cut
+MAX_ENTRY_INPUT = MAX_ENTRY_TEXT  # bytes of a tool call's input (JSON) kept as a value; past it, a cut text
 
 
 @dataclass
@@ -116,6 +122,7 @@ class CaptureReport:
     interrupted: str | None = None
     ended_cleanly: bool = False
     recorder_errors: list[dict[str, Any]] = field(default_factory=list)
+    recorder_errors_omitted: int = 0  # past MAX_RECORDER_ERRORS: counted, not listed
     reader_problems: list[str] = field(default_factory=list)
     record_types: Counter = field(default_factory=Counter)
     channels: list[ChannelSummary] = field(default_factory=list)
@@ -123,6 +130,7 @@ class CaptureReport:
     sessions_note: str = ""
     findings: list[dict[str, Any]] | None = None
     findings_note: str = ""
+    findings_omitted: Counter = field(default_factory=Counter)  # severity -> findings past MAX_FINDINGS
     conversation: dict[str, list[ConvEntry]] = field(default_factory=dict)
     conversation_notes: dict[str, str] = field(default_factory=dict)  # ch -> why there is no conversation
     conversation_truncated: int = 0
@@ -153,11 +161,11 @@ class CaptureReport:
             ("duration (s)", round(self.duration, 3)),
             ("channels", len(self.channels)),
             ("state", "complete" if not self.interrupted else f"interrupted: {self.interrupted}"),
-            ("recorder errors", len(self.recorder_errors)),
+            ("recorder errors", len(self.recorder_errors) + self.recorder_errors_omitted),
             ("redaction at write time", "on" if red.get("enabled", True) else "OFF (--no-redact)"),
         ]
         if self.findings is not None:
-            sev = Counter(f.get("severity") for f in self.findings)
+            sev = Counter(f.get("severity") for f in self.findings) + self.findings_omitted
             rows.append(("findings", ", ".join(f"{n} {s}" for s, n in sev.most_common()) or "none"))
         rows.append(("notes", len(self.notes)))
         return rows
@@ -186,6 +194,8 @@ class CaptureReport:
             "note_warnings": self.note_warnings,
             "relevant_messages": [self.relevant[s] for s in sorted(self.relevant)],
             "warnings": self.warnings,
+            **({"recorder_errors_omitted": self.recorder_errors_omitted} if self.recorder_errors_omitted else {}),
+            **({"findings_omitted": dict(self.findings_omitted)} if self.findings_omitted else {}),
         }
 
 
@@ -262,8 +272,11 @@ class RecordSummarizer:
             r.ended_cleanly = True
             return
         if rtype == "error":
-            r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
-                                      "message": rec.get("message")})
+            if len(r.recorder_errors) < MAX_RECORDER_ERRORS:
+                r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
+                                          "message": _clip(m, 500) if isinstance(m := rec.get("message"), str) else m})
+            else:
+                r.recorder_errors_omitted += 1
         if not isinstance(ch, str):
             return
         c = self.channel(ch)
@@ -308,6 +321,9 @@ class RecordSummarizer:
                         c.first_reply_at = t
 
     def finish(self) -> None:
+        if self.r.recorder_errors_omitted:
+            self.r.warnings.append(f"only the first {MAX_RECORDER_ERRORS} recorder errors are listed; "
+                                   f"{self.r.recorder_errors_omitted} more are counted in the summary")
         for c in self._ch.values():
             c.dialect, c.dialect_reason = self._detection.verdict(c.ch)
             c.gaps.sort(key=lambda g: g[0] - g[1])
@@ -429,7 +445,7 @@ def conversation_from_events(events: Iterable[Any], *, limit: int = MAX_CONVERSA
                     piece = data.get("text") or data.get("arguments") or ""
                     entry.text = _clip(entry.text + _as_text(piece))
                 elif data.get("input") is not None:
-                    entry.input = data["input"]
+                    entry.input = bounded_input(data["input"], seq)
             elif item == "tool_result":
                 entry.call_id = data.get("call_id", entry.call_id)
                 entry.name = data.get("name", entry.name)
@@ -470,6 +486,46 @@ def conversation_from_events(events: Iterable[Any], *, limit: int = MAX_CONVERSA
     for ch, entries in out.items():
         out[ch] = [e for e in entries if e.text or e.input is not None or e.kind in ("tool_call", "tool_result", "session", "result", "error")]
     return out, dict(unparsed), dropped
+
+
+def bounded_input(value: Any, seq: int | None) -> Any:
+    """A tool call's input as the report keeps it: the value itself, or past MAX_ENTRY_INPUT bytes of
+    JSON its first part as text, saying how much more there is and which record holds it all."""
+    if isinstance(value, str):
+        size = len(value)
+    else:
+        import orjson
+
+        try:
+            size = len(orjson.dumps(value))
+        except TypeError:
+            return value
+        if size > MAX_ENTRY_INPUT:
+            value = orjson.dumps(value).decode()
+    if size <= MAX_ENTRY_INPUT:
+        return value
+    where = f"; all of it in #seq-{seq}" if seq is not None else ""
+    return value[:MAX_ENTRY_INPUT] + f"… ({size - MAX_ENTRY_INPUT} more bytes{where})"
+
+
+def bounded_record(rec: dict[str, Any], limit: int = MAX_SHOWN_RECORD) -> dict[str, Any]:
+    """A raw record as a report shows it: itself, or past `limit` bytes of JSON the same record with
+    its payload cut to a text preview that says how many bytes were left out (`shown_truncated`: the
+    record's full size, so a reader of the JSON model can tell)."""
+    import orjson
+
+    try:
+        size = len(orjson.dumps(rec))
+    except TypeError:
+        return rec
+    if size <= limit:
+        return rec
+    out = {k: v for k, v in rec.items() if k not in ("json", "text", "b64", "raw", "raw_b64")}
+    text = payload_text(rec) if rec.get("type") == "msg" else orjson.dumps(rec).decode()
+    keep = max(0, limit // 2)
+    out["text"] = text[:keep] + f"… ({len(text) - keep} more characters; the whole record is #seq-{rec.get('seq')})"
+    out["shown_truncated"] = size
+    return out
 
 
 # --- redaction of what is shown -------------------------------------------------------------------

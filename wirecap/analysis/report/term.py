@@ -96,7 +96,8 @@ def _timeline(cap: CaptureReport, width: int) -> str:
 def _conversation(cap: CaptureReport, width: int) -> str:
     out: list[str] = []
     wrap = max(30, width - 6)
-    for ch in [c.ch for c in cap.channels] + [ch for ch in cap.conversation if ch not in {c.ch for c in cap.channels}]:
+    known = {c.ch for c in cap.channels}
+    for ch in [c.ch for c in cap.channels] + [ch for ch in cap.conversation if ch not in known]:
         entries = cap.conversation.get(ch)
         if entries:
             out.append(f"[{ch}]")
