@@ -51,6 +51,7 @@ COMMANDS: dict[str, list[str]] = {
     "replay-serve": ["replay", "serve", "{X}", "--port", "0"],
     "replay-client": ["replay", "client", "{X}", "--url", "ws://127.0.0.1:9/"],
 }
+MAX_RSS_MB = 1024  # the issue: every command under 1 GB RSS
 INPUTS = ("devzero", "fifo", "fifo-slow", "gzbomb", "zstbomb", "hdr+gzbomb", "longline", "hdr+longline",
           "nul", "dir")
 
@@ -210,13 +211,13 @@ def ok(row: dict[str, object]) -> bool:
         # client finds no server at its URL (exit 2 after reading the capture)
         expected = {"replay-serve": ("TIMEOUT",), "replay-client": (2,)}.get(str(row["cmd"]), (0, 1))
         return row["exit"] in expected and not row["traceback"]
-    if row["traceback"] or row["exit"] in ("TIMEOUT", "DISKCAP"):
+    if row["traceback"] or row["exit"] in ("TIMEOUT", "DISKCAP") or float(row["rss_mb"]) > MAX_RSS_MB:  # type: ignore[arg-type]
         return False
     if row["exit"] == 2:
         return row["stderr_lines"] == 1
     # Readable after all: import takes any bytes as a transcript; a valid header followed by a bad line is
-    # a damaged capture, read with a warning naming FILE:LINE (validate/diff: 1, a finding)
-    return row["cmd"] == "import" or (str(row["input"]).startswith("hdr+") and "wirecap: warning:" in str(row["message"]))
+    # a damaged capture, read with a warning (validate/diff: 1, a finding)
+    return row["cmd"] == "import" or str(row["input"]).startswith("hdr+")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,7 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--disk-cap", type=int, default=2 << 30)
     ap.add_argument("--mem-cap", type=int, default=3 << 30)
     ap.add_argument("--json", metavar="OUT")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE.json", "AFTER.json"),
+                    help="print the two runs side by side (no run)")
     args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
     cmds = [c for c in args.only.split(",") if c] or list(COMMANDS)
     inputs = [i for i in args.inputs.split(",") if i] or list(INPUTS)
     work = Path(tempfile.mkdtemp(prefix="wirecap-attack-"))
@@ -257,6 +262,32 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0 if not bad else 1
+
+
+def compare(before_path: str, after_path: str) -> int:
+    """One row per command x input: exit / traceback / RSS / tmp / wall, before -> after (markdown)."""
+    before = {(r["cmd"], r["input"]): r for r in json.loads(Path(before_path).read_text())}
+    after = {(r["cmd"], r["input"]): r for r in json.loads(Path(after_path).read_text())}
+
+    def cell(r: dict[str, object] | None) -> str:
+        if r is None:
+            return "-"
+        tb = " TB" if r["traceback"] else ""
+        tmp = f" {r['tmp_mb']}MB tmp" if float(r["tmp_mb"]) >= 1 else ""  # type: ignore[arg-type]
+        return f"{r['exit']}{tb} {r['rss_mb']:.0f}MB {r['wall_s']:.1f}s{tmp}{'' if ok(r) else ' BAD'}"
+
+    print("| command | input | before (exit rss wall) | after (exit rss wall) |")
+    print("|---|---|---|---|")
+    for key in sorted(set(before) | set(after), key=lambda k: (list(COMMANDS).index(k[0]) if k[0] in COMMANDS
+                                                                else 99, INPUTS.index(k[1]) if k[1] in INPUTS else 99)):
+        print(f"| {key[0]} | {key[1]} | {cell(before.get(key))} | {cell(after.get(key))} |")
+    for name, rows in (("before", before), ("after", after)):
+        vals = list(rows.values())
+        print(f"{name}: {sum(1 for r in vals if ok(r))}/{len(vals)} ok, tracebacks "
+              f"{sum(1 for r in vals if r['traceback'])}, timeouts {sum(1 for r in vals if r['exit'] == 'TIMEOUT')}, "
+              f"disk caps {sum(1 for r in vals if r['exit'] == 'DISKCAP')}, max rss "
+              f"{max((r['rss_mb'] for r in vals), default=0)} MB, max tmp {max((r['tmp_mb'] for r in vals), default=0)} MB")
+    return 0
 
 
 if __name__ == "__main__":
