@@ -45,7 +45,7 @@ COMMANDS: dict[str, list[str]] = {
     "diff": ["diff", "{X}", "{G}"],
     "report": ["report", "{X}", "-f", "html", "-o", "{O}.html"],
     "export": ["export", "{X}", "-o", "{O}.har"],
-    "annotate": ["annotate", "{X}"],
+    "annotate": ["annotate", "{X}", "--list"],
     "import": ["import", "{X}", "-o", "{O}.jsonl", "--force", "-q"],
     "replay-exec": ["replay", "exec", "{X}"],
     "replay-serve": ["replay", "serve", "{X}", "--port", "0"],
