@@ -32,6 +32,7 @@ import orjson
 from wirecap.errors import WirecapError
 
 KINDS = ("stdout", "claude-session", "codex-rollout", "ws-frames", "requests")
+LINE_KINDS = ("stdout", "claude-session", "codex-rollout")  # one message per line (`from_stdout`)
 # the session-file kinds are the same shape as `stdout` with the dialect of the same name
 _SESSION_KINDS = ("claude-session", "codex-rollout")
 # A stdout line longer than this is imported as pieces with eol "" (as `wirecap.record.lines.MAX_LINE` cuts a
@@ -52,6 +53,9 @@ class ImportOp:
     data: bytes | None = None
 
 
+_UNKNOWN = object()
+
+
 @dataclass
 class Source:
     """A source and a way to fetch its side files (`*_full/NAME`), both from the shell.
@@ -66,6 +70,10 @@ class Source:
     side: Callable[[str], bytes | None] = lambda name: None
     opener: Callable[[], IO[bytes]] | None = None
     max_line: int = 0
+    first_time: Any = field(default=None, init=False, repr=False)  # from_stdout's look-ahead, once
+
+    def __post_init__(self) -> None:
+        self.first_time = _UNKNOWN
 
     def lines(self, cut: int = 0) -> Iterator[tuple[int, bytes, str]]:
         """(line number, line without its terminator, terminator) for every line; `\\n` splits only.
@@ -252,27 +260,36 @@ def detect_kind(src: Source) -> str:
 
 # --- converters ------------------------------------------------------------------------------------
 
+def _line_time(line: bytes) -> float | None:
+    if line[:1] != b"{":
+        return None
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return parse_timestamp(obj.get("timestamp", obj.get("__timestamp"))) if isinstance(obj, dict) else None
+
+
+def stdout_first_time(src: Source) -> float | None:
+    """The time of a line-per-message source's first timed line (None: it has none, and so `from_stdout`
+    gives every record ts None; otherwise every record has a time). Looked for once per source."""
+    if src.first_time is _UNKNOWN:
+        src.first_time = None
+        with contextlib.closing(src.lines(cut=PIECE)) as lines:
+            for _lineno, line, _eol in lines:
+                src.first_time = _line_time(line)
+                if src.first_time is not None:
+                    break
+    return src.first_time
+
+
 def from_stdout(src: Source, *, dialect: str | None = None) -> Iterator[ImportOp]:
     """A process and its stdout pipe, one message per line, byte-exact; timed by the lines' own
     `timestamp` / `__timestamp` fields when they have them (else no timing: t stays 0)."""
     # (no guessed hint: the decoders' detection, wirecap.dialects.detect_channel, decides; the session-file
     # kinds pass their dialect in)
-    def line_time(line: bytes) -> float | None:
-        if line[:1] != b"{":
-            return None
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            return None
-        return parse_timestamp(obj.get("timestamp", obj.get("__timestamp"))) if isinstance(obj, dict) else None
-
     # (two passes, one line at a time: the lines before the first timed one take its time)
-    first_ts = None
-    with contextlib.closing(src.lines(cut=PIECE)) as lines:
-        for _lineno, line, _eol in lines:
-            first_ts = line_time(line)
-            if first_ts is not None:
-                break
+    first_ts = stdout_first_time(src)
     proc_open: dict[str, Any] = {"kind": "process", "argv": [], "imported": True}
     pipe_open: dict[str, Any] = {"kind": "pipe", "proc": "proc", "stream": "stdout"}
     if dialect:
@@ -283,7 +300,7 @@ def from_stdout(src: Source, *, dialect: str | None = None) -> Iterator[ImportOp
     nlines = 0
     last: float | None = None
     for _lineno, line, eol in src.lines(cut=PIECE):
-        ts = line_time(line)
+        ts = _line_time(line)
         if ts is not None and (last is None or ts >= last):
             last = ts
         fields: dict[str, Any] = {}
@@ -448,10 +465,16 @@ def merge(op_lists: list[list[ImportOp]]) -> tuple[float | None, list[ImportOp]]
     return t0, untimed + timed
 
 
-def merge_stream(sources: list[Callable[[], Iterator[ImportOp]]]) -> Iterator[ImportOp]:
+def merge_stream(sources: list[Callable[[], Iterator[ImportOp]]],
+                 timing: list[tuple[bool, bool]] | None = None) -> Iterator[ImportOp]:
     """`merge`'s order without holding the ops: a pass per source for the untimed ops, then the timed ones
-    of all sources merged by time (each source's are in order already; ties keep the sources' order)."""
-    for ops in sources:
-        yield from (op for op in ops() if op.ts is None)
-    yield from heapq.merge(*((op for op in ops() if op.ts is not None) for ops in sources),
+    of all sources merged by time (each source's are in order already; ties keep the sources' order).
+    `timing` (per source: has untimed ops, has timed ops; from an earlier pass) skips passes that would
+    find nothing."""
+    timing = timing or [(True, True)] * len(sources)
+    for ops, (untimed, _timed) in zip(sources, timing, strict=True):
+        if untimed:
+            yield from (op for op in ops() if op.ts is None)
+    yield from heapq.merge(*((op for op in ops() if op.ts is not None)
+                             for ops, (_untimed, timed) in zip(sources, timing, strict=True) if timed),
                            key=lambda op: op.ts)  # type: ignore[arg-type, return-value]

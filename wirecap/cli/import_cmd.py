@@ -11,7 +11,17 @@ from typing import Any
 import click
 import orjson
 
-from wirecap.capture.importers import KINDS, PIECE, ImportOp, Source, convert_stream, iso, merge_stream
+from wirecap.capture.importers import (
+    KINDS,
+    LINE_KINDS,
+    PIECE,
+    ImportOp,
+    Source,
+    convert_stream,
+    iso,
+    merge_stream,
+    stdout_first_time,
+)
 from wirecap.capture.payload import encode_payload
 from wirecap.capture.writer import CaptureWriter, default_origin
 from wirecap.cli.common import (
@@ -138,6 +148,7 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
         files = _kept_streams(sources, stack)
         converted: list[Callable[[], Iterator[ImportOp]]] = []
         imported_from: list[dict[str, Any]] = []
+        timing: list[tuple[bool, bool]] = []  # per source: has untimed ops, has timed ops
         t0: float | None = None
         for path in sources:
             src = Source(name=path, side=_side_reader(path), opener=_opener(files[path]))
@@ -150,13 +161,20 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
             converted.append(ops)
             entry: dict[str, Any] = {"path": path, "kind": k, "bytes": size}
             # (a first pass over the source: what the header says about it, and its first time)
-            truncated = summary = False
+            truncated = summary = untimed = False
             first: float | None = None
-            for op in ops():
-                truncated = truncated or "truncated" in op.fields
-                summary = summary or "summary" in (op.fields.get("flags") or ())
-                if first is None and op.ts is not None:
-                    first = op.ts
+            if k in LINE_KINDS:  # (its first time says it all: no trimming, all records timed or none)
+                first = stdout_first_time(src)
+                untimed = first is None
+            else:
+                for op in ops():
+                    truncated = truncated or "truncated" in op.fields
+                    summary = summary or "summary" in (op.fields.get("flags") or ())
+                    if op.ts is None:
+                        untimed = True
+                    elif first is None:
+                        first = op.ts
+            timing.append((untimed, first is not None))
             if truncated:
                 entry["note"] = "some bodies/frames were trimmed by the source log (records marked truncated)"
             if summary:
@@ -179,7 +197,7 @@ def import_(sources: tuple[str, ...], output: str, kind: str | None, dialect: st
                 yield op
 
         try:
-            write_ops(writer, t0, counted(merge_stream(converted)))
+            write_ops(writer, t0, counted(merge_stream(converted, timing)))
         finally:
             writer.close()
     if not quiet:
