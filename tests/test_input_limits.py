@@ -313,3 +313,15 @@ def test_event_file_over_long_line_names_file_and_line(tmp_path):
 def test_wirecap_errors_are_the_only_failures_of_the_input_layer(tmp_path):
     with pytest.raises(WirecapError, match="no such file"):
         spool(str(tmp_path / "missing"), str(tmp_path / "dest"))
+
+
+def test_a_notes_sidecar_that_is_a_device_or_writerless_fifo_is_refused(tmp_path):
+    cap = tmp_path / "c.jsonl"
+    cap.write_bytes(GOOD.read_bytes())
+    sidecar = tmp_path / "c.notes.jsonl"
+    sidecar.symlink_to("/dev/zero")
+    _one_line_error(run_wirecap("annotate", str(cap), "--list", timeout=30), str(sidecar), "character device")
+    sidecar.unlink()
+    os.mkfifo(sidecar)
+    res = run_wirecap("report", str(cap), "-f", "json", env={"WIRECAP_FIFO_TIMEOUT": "0.3"}, timeout=30)
+    _one_line_error(res, str(sidecar), "FIFO with no writer")
