@@ -10,8 +10,8 @@ traceback reached stderr, peak RSS of the child (getrusage through wait4), the m
 the wall time, and the first line of stderr.
 
 Inputs: /dev/zero; a FIFO nobody writes to; a FIFO whose writer sends a valid capture slowly (over ~2 s:
-must work); a 1.1 MB gzip bomb (1.1 GB of zeros) and a zstd bomb (2 GB of zeros); the same gzip bomb behind a
-valid header line; a 200 MB line without a newline, and a 300 MB one behind a valid header; 10 MB of NUL
+must work); a 1.1 MB gzip bomb (1.1 GB of zeros) and a zstd bomb (2 GB of zeros); the same bombs behind a valid
+header line; a 200 MB line without a newline, and a 300 MB one behind a valid header; 10 MB of NUL
 bytes; a directory. What "good" means: exit 2 with one line `wirecap: ...` on stderr and no traceback (the
 slow FIFO: exit 0, or 1 for validate/diff findings; `import` may take any bytes as a transcript; a valid
 header then a bad line may read as a damaged capture with a warning), in bounded time, memory and /tmp.
@@ -52,7 +52,7 @@ COMMANDS: dict[str, list[str]] = {
     "replay-client": ["replay", "client", "{X}", "--url", "ws://127.0.0.1:9/"],
 }
 MAX_RSS_MB = 1024  # the issue: every command under 1 GB RSS
-INPUTS = ("devzero", "fifo", "fifo-slow", "gzbomb", "zstbomb", "hdr+gzbomb", "longline", "hdr+longline",
+INPUTS = ("devzero", "fifo", "fifo-slow", "gzbomb", "zstbomb", "hdr+gzbomb", "hdr+zstbomb", "longline", "hdr+longline",
           "nul", "dir")
 
 
@@ -81,6 +81,11 @@ def make_inputs(folder: Path) -> dict[str, Path]:
         for _ in range(2048):  # 2 GiB of zeros
             f.write(zeros)
     paths["zstbomb"] = folder / "zstbomb.zst"
+    with open(folder / "hdrbomb.zst", "wb") as raw, zstandard.ZstdCompressor(level=19).stream_writer(raw) as f:
+        f.write(_header())
+        for _ in range(2048):
+            f.write(zeros)
+    paths["hdr+zstbomb"] = folder / "hdrbomb.zst"
     chunk = b"a" * (1 << 20)
     for name, head, mib in (("longline", b"", 200), ("hdr+longline", _header(), 300)):
         p = folder / f"{name.replace('+', '_')}.txt"
