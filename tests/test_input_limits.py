@@ -325,3 +325,25 @@ def test_a_notes_sidecar_that_is_a_device_or_writerless_fifo_is_refused(tmp_path
     os.mkfifo(sidecar)
     res = run_wirecap("report", str(cap), "-f", "json", env={"WIRECAP_FIFO_TIMEOUT": "0.3"}, timeout=30)
     _one_line_error(res, str(sidecar), "FIFO with no writer")
+
+
+def test_follow_skips_an_over_long_line_that_arrives_in_pieces(tmp_path, monkeypatch):
+    lines = GOOD.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(lines[0] + lines[1])
+    monkeypatch.setenv("WIRECAP_MAX_LINE", "64K")
+
+    def grow() -> None:
+        with open(path, "ab") as f:
+            for piece in (b"x" * 50_000, b"x" * 50_000, b"x\n", *lines[2:]):
+                time.sleep(0.02)
+                f.write(piece)
+                f.flush()
+
+    t = threading.Thread(target=grow, daemon=True)
+    t.start()
+    reader = CaptureReader(path, follow=True, poll=0.01)
+    got = sum(1 for _ in reader)  # (returns at the end record)
+    t.join(10)
+    assert got == len(lines) - 1  # every record (all lines but the header; the junk line skipped)
+    assert reader.problems == [f"{path}:3: line longer than 64 KiB (WIRECAP_MAX_LINE); skipped"]
