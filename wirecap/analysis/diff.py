@@ -333,11 +333,11 @@ def _is_events_header(obj: dict[str, Any]) -> bool:
 
 
 def _first_line(path: str) -> bytes:
-    from wirecap.capture.reader import open_binary
+    from wirecap.capture.reader import MAX_HEADER, open_binary
 
     try:
         with open_binary(path) as f:  # (gzip and zstd by their magic bytes, as the capture reader does)
-            return f.readline()
+            return f.readline(MAX_HEADER)
     except OSError as e:
         raise WirecapError(f"{path}: cannot read: {e.strerror or e}") from None
     except Exception as e:  # noqa: BLE001 - a damaged compressed frame (zstandard.ZstdError, EOFError)
@@ -346,10 +346,13 @@ def _first_line(path: str) -> bytes:
 
 def read_event_file(path: str) -> Iterator[Event]:
     """Universal events from a JSONL file written by `wirecap convert` (header line tolerated)."""
+    from wirecap.capture.inputs import OVERLONG, bounded_lines, overlong_message
     from wirecap.capture.reader import open_binary
 
     with open_binary(path) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in enumerate(bounded_lines(f), 1):
+            if line is OVERLONG:
+                raise WirecapError(f"{path}:{lineno}: {overlong_message().removesuffix('; skipped')}")
             if not line.strip():
                 continue
             try:

@@ -16,7 +16,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -308,7 +308,7 @@ def load_notes(capture_path: str | os.PathLike[str], *, problems: list[str] | No
     """
     path = notes_path(capture_path)
     try:
-        with open(path, "rb") as f:
+        with _open_notes(path) as f:
             data = f.read()
     except FileNotFoundError:
         return []
@@ -320,9 +320,19 @@ def load_notes(capture_path: str | os.PathLike[str], *, problems: list[str] | No
     return notes
 
 
+def _open_notes(path: str) -> IO[bytes]:
+    """The sidecar opened by the input layer (a device or a writerless FIFO in its place is refused, not
+    read forever); FileNotFoundError when there is none."""
+    from wirecap.capture.inputs import open_input
+
+    if not os.path.lexists(path):
+        raise FileNotFoundError(path)
+    return open_input(path)
+
+
 def _all_ids(path: str) -> set[str]:
     try:
-        with open(path, "rb") as f:
+        with _open_notes(path) as f:
             data = f.read()
     except FileNotFoundError:
         return set()

@@ -18,20 +18,26 @@ Kinds:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import heapq
 import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from wirecap.errors import WirecapError
 
 KINDS = ("stdout", "claude-session", "codex-rollout", "ws-frames", "requests")
+LINE_KINDS = ("stdout", "claude-session", "codex-rollout")  # one message per line (`from_stdout`)
 # the session-file kinds are the same shape as `stdout` with the dialect of the same name
 _SESSION_KINDS = ("claude-session", "codex-rollout")
+# A stdout line longer than this is imported as pieces with eol "" (as `wirecap.record.lines.MAX_LINE` cuts a
+# recorded pipe's), so a transcript without newlines costs that much memory at most.
+PIECE = 64 << 20
 _ROLLOUT_TYPES = frozenset(("session_meta", "turn_context", "response_item", "event_msg", "compacted",
                             "world_state", "token_usage_record"))
 
@@ -47,13 +53,82 @@ class ImportOp:
     data: bytes | None = None
 
 
+_UNKNOWN = object()
+
+
 @dataclass
 class Source:
-    """A source file's bytes and a way to fetch its side files (`*_full/NAME`), both from the shell."""
+    """A source and a way to fetch its side files (`*_full/NAME`), both from the shell.
+
+    Either `data` holds the source's bytes, or `opener` opens it afresh for each pass over its lines (a
+    file: the converters stream, so an import holds one line at a time, never the whole source). A line
+    longer than `max_line` bytes (default: `wirecap.capture.inputs.max_line()`, WIRECAP_MAX_LINE) stops
+    the import with a `NAME:LINE` error."""
 
     name: str
-    data: bytes
+    data: bytes | None = None
     side: Callable[[str], bytes | None] = lambda name: None
+    opener: Callable[[], IO[bytes]] | None = None
+    max_line: int = 0
+    first_time: Any = field(default=None, init=False, repr=False)  # from_stdout's look-ahead, once
+
+    def __post_init__(self) -> None:
+        self.first_time = _UNKNOWN
+
+    def lines(self, cut: int = 0) -> Iterator[tuple[int, bytes, str]]:
+        """(line number, line without its terminator, terminator) for every line; `\\n` splits only.
+
+        With `cut`, a line longer than that comes as pieces of `cut` bytes with terminator "" (as the
+        recorder cuts a pipe's over-long line: the bytes still add up); without, it is an error."""
+        from wirecap.capture.inputs import OVERLONG, bounded_lines, human, max_line
+
+        limit = self.max_line or max_line()
+        if cut:
+            yield from self._pieces(min(cut, limit))
+            return
+        if self.data is not None:
+            for lineno, line, eol in _split_lines(self.data):
+                if len(line) > limit:
+                    raise WirecapError(f"{self.name}:{lineno}: line longer than {human(limit)} (WIRECAP_MAX_LINE)")
+                yield lineno, line, eol
+            return
+        if self.opener is None:
+            return
+        with self.opener() as f:
+            for lineno, raw in enumerate(bounded_lines(f, limit + 2), 1):  # (+2: the line end)
+                if raw is OVERLONG or len(raw.rstrip(b"\r\n")) > limit:
+                    raise WirecapError(f"{self.name}:{lineno}: line longer than {human(limit)} (WIRECAP_MAX_LINE)")
+                if raw.endswith(b"\n"):
+                    if raw.endswith(b"\r\n"):
+                        yield lineno, raw[:-2], "\r\n"
+                    else:
+                        yield lineno, raw[:-1], "\n"
+                else:
+                    yield lineno, raw, ""
+
+
+    def _pieces(self, cut: int) -> Iterator[tuple[int, bytes, str]]:
+        if self.data is not None:
+            for lineno, line, eol in _split_lines(self.data):
+                if len(line) <= cut:
+                    yield lineno, line, eol
+                    continue
+                for start in range(0, len(line), cut):
+                    yield lineno, line[start:start + cut], eol if start + cut >= len(line) else ""
+            return
+        if self.opener is None:
+            return
+        with self.opener() as f:
+            lineno = 1
+            while raw := f.readline(cut):
+                if raw.endswith(b"\r\n"):
+                    yield lineno, raw[:-2], "\r\n"
+                elif raw.endswith(b"\n"):
+                    yield lineno, raw[:-1], "\n"
+                else:  # a piece of a longer line (the rest follows), or the last line, without its end
+                    yield lineno, raw, ""
+                    continue
+                lineno += 1
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -78,7 +153,7 @@ def _split_lines(data: bytes) -> Iterator[tuple[int, bytes, str]]:
 
 
 def _json_lines(src: Source) -> Iterator[tuple[int, Any]]:
-    for lineno, line, _eol in _split_lines(src.data):
+    for lineno, line, _eol in src.lines():
         if not line.strip():
             continue
         try:
@@ -161,13 +236,16 @@ def detect_kind(src: Source) -> str:
     if name.endswith("_requests.jsonl"):
         return "requests"
     objs: list[Any] = []
-    for _lineno, line, _eol in _split_lines(src.data[: 1 << 20]):
-        if len(objs) >= 50:  # a session file can start with many `summary` lines
-            break
-        try:
-            objs.append(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            break
+    budget = 1 << 20  # the first MiB: a line that crosses it is not looked at
+    with contextlib.closing(src.lines(cut=PIECE)) as lines:
+        for _lineno, line, eol in lines:
+            budget -= len(line) + len(eol)
+            if len(objs) >= 50 or budget < 0:  # a session file can start with many `summary` lines
+                break
+            try:
+                objs.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                break
     dicts = [o for o in objs if isinstance(o, dict)]
     if dicts and all({"conn", "dir", "frame"} <= set(o) for o in dicts):
         return "ws-frames"
@@ -182,27 +260,36 @@ def detect_kind(src: Source) -> str:
 
 # --- converters ------------------------------------------------------------------------------------
 
+def _line_time(line: bytes) -> float | None:
+    if line[:1] != b"{":
+        return None
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return parse_timestamp(obj.get("timestamp", obj.get("__timestamp"))) if isinstance(obj, dict) else None
+
+
+def stdout_first_time(src: Source) -> float | None:
+    """The time of a line-per-message source's first timed line (None: it has none, and so `from_stdout`
+    gives every record ts None; otherwise every record has a time). Looked for once per source."""
+    if src.first_time is _UNKNOWN:
+        src.first_time = None
+        with contextlib.closing(src.lines(cut=PIECE)) as lines:
+            for _lineno, line, _eol in lines:
+                src.first_time = _line_time(line)
+                if src.first_time is not None:
+                    break
+    return src.first_time
+
+
 def from_stdout(src: Source, *, dialect: str | None = None) -> Iterator[ImportOp]:
     """A process and its stdout pipe, one message per line, byte-exact; timed by the lines' own
     `timestamp` / `__timestamp` fields when they have them (else no timing: t stays 0)."""
     # (no guessed hint: the decoders' detection, wirecap.dialects.detect_channel, decides; the session-file
     # kinds pass their dialect in)
-    lines = list(_split_lines(src.data))
-    times: list[float | None] = []
-    last: float | None = None
-    for _lineno, line, _eol in lines:
-        ts = None
-        if line[:1] == b"{":
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                obj = None
-            if isinstance(obj, dict):
-                ts = parse_timestamp(obj.get("timestamp", obj.get("__timestamp")))
-        if ts is not None and (last is None or ts >= last):
-            last = ts
-        times.append(last)
-    first_ts = next((t for t in times if t is not None), None)
+    # (two passes, one line at a time: the lines before the first timed one take its time)
+    first_ts = stdout_first_time(src)
     proc_open: dict[str, Any] = {"kind": "process", "argv": [], "imported": True}
     pipe_open: dict[str, Any] = {"kind": "pipe", "proc": "proc", "stream": "stdout"}
     if dialect:
@@ -210,14 +297,20 @@ def from_stdout(src: Source, *, dialect: str | None = None) -> Iterator[ImportOp
     yield ImportOp(first_ts, "open", "proc", proc_open)
     yield ImportOp(first_ts, "open", "stdout", pipe_open)
     nbytes = 0
-    for (_lineno, line, eol), ts in zip(lines, times, strict=True):
+    nlines = 0
+    last: float | None = None
+    for _lineno, line, eol in src.lines(cut=PIECE):
+        ts = _line_time(line)
+        if ts is not None and (last is None or ts >= last):
+            last = ts
         fields: dict[str, Any] = {}
         if eol != "\n":
             fields["eol"] = eol
         nbytes += len(line) + len(eol)
-        yield ImportOp(ts if ts is not None else first_ts, "msg", "stdout", {"dir": "s2c", **fields}, line)
+        nlines += 1
+        yield ImportOp(last if last is not None else first_ts, "msg", "stdout", {"dir": "s2c", **fields}, line)
     end_ts = last if last is not None else first_ts
-    yield ImportOp(end_ts, "close", "stdout", {"bytes": nbytes, "lines": len(lines)})
+    yield ImportOp(end_ts, "close", "stdout", {"bytes": nbytes, "lines": nlines})
     yield ImportOp(end_ts, "close", "proc", {})
 
 
@@ -326,26 +419,38 @@ def from_requests(src: Source) -> Iterator[ImportOp]:
         yield ImportOp(ts, "close", token, {"status": status})
 
 
-def convert(src: Source, kind: str | None = None, *, dialect: str | None = None) -> tuple[str, list[ImportOp]]:
-    """(kind, ops) for one source; `kind` None auto-detects."""
+def convert_stream(src: Source, kind: str | None = None, *,
+                   dialect: str | None = None) -> tuple[str, Callable[[], Iterator[ImportOp]]]:
+    """(kind, ops) for one source, `kind` None auto-detected; `ops()` converts afresh on each call (one
+    line of the source at a time), with the source's clock made never to run backwards."""
     kind = kind or detect_kind(src)
     if kind == "stdout":
-        ops = list(from_stdout(src, dialect=dialect))
+        make: Callable[[], Iterator[ImportOp]] = lambda: from_stdout(src, dialect=dialect)  # noqa: E731
     elif kind in _SESSION_KINDS:
-        ops = list(from_stdout(src, dialect=dialect or kind))
+        make = lambda: from_stdout(src, dialect=dialect or kind)  # noqa: E731
     elif kind == "ws-frames":
-        ops = list(from_ws_frames(src))
+        make = lambda: from_ws_frames(src)  # noqa: E731
     elif kind == "requests":
-        ops = list(from_requests(src))
+        make = lambda: from_requests(src)  # noqa: E731
     else:
         raise WirecapError(f"unknown import kind {kind!r} (one of {', '.join(KINDS)})")
-    last: float | None = None
-    for op in ops:  # a source's clock never runs backwards in the capture
-        if op.ts is not None:
-            if last is not None and op.ts < last:
-                op.ts = last
-            last = op.ts
+
+    def ops() -> Iterator[ImportOp]:
+        last: float | None = None
+        for op in make():  # a source's clock never runs backwards in the capture
+            if op.ts is not None:
+                if last is not None and op.ts < last:
+                    op.ts = last
+                last = op.ts
+            yield op
+
     return kind, ops
+
+
+def convert(src: Source, kind: str | None = None, *, dialect: str | None = None) -> tuple[str, list[ImportOp]]:
+    """(kind, ops) for one source as a list; `kind` None auto-detects."""
+    kind, ops = convert_stream(src, kind, dialect=dialect)
+    return kind, list(ops())
 
 
 def merge(op_lists: list[list[ImportOp]]) -> tuple[float | None, list[ImportOp]]:
@@ -358,3 +463,18 @@ def merge(op_lists: list[list[ImportOp]]) -> tuple[float | None, list[ImportOp]]
     timed = sorted((op for ops in op_lists for op in ops if op.ts is not None), key=lambda op: op.ts)  # type: ignore[arg-type, return-value]
     t0 = timed[0].ts if timed else None
     return t0, untimed + timed
+
+
+def merge_stream(sources: list[Callable[[], Iterator[ImportOp]]],
+                 timing: list[tuple[bool, bool]] | None = None) -> Iterator[ImportOp]:
+    """`merge`'s order without holding the ops: a pass per source for the untimed ops, then the timed ones
+    of all sources merged by time (each source's are in order already; ties keep the sources' order).
+    `timing` (per source: has untimed ops, has timed ops; from an earlier pass) skips passes that would
+    find nothing."""
+    timing = timing or [(True, True)] * len(sources)
+    for ops, (untimed, _timed) in zip(sources, timing, strict=True):
+        if untimed:
+            yield from (op for op in ops() if op.ts is None)
+    yield from heapq.merge(*((op for op in ops() if op.ts is not None)
+                             for ops, (_untimed, timed) in zip(sources, timing, strict=True) if timed),
+                           key=lambda op: op.ts)  # type: ignore[arg-type, return-value]

@@ -6,6 +6,7 @@ file, and turns every defect into a `FILE:LINE: what` problem instead of an exce
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -16,6 +17,14 @@ from typing import IO, Any
 
 import orjson
 
+from wirecap.capture.inputs import (
+    OVERLONG,
+    drain_line,
+    limit_decompressed,
+    max_line,
+    open_input,
+    overlong_message,
+)
 from wirecap.errors import CaptureFormatError, WirecapError
 
 SUPPORTED_VERSION = 1
@@ -37,18 +46,14 @@ def stream_errors() -> tuple[type[BaseException], ...]:
 
 def open_binary(path: str) -> IO[bytes]:
     """`path` ("-": stdin) opened for reading bytes, gzip and zstd undone by their magic bytes (whatever the
-    file is called); a missing file, a directory or an unreadable one is a WirecapError."""
-    if path == "-":
-        raw: IO[bytes] = sys.stdin.buffer
-    else:
-        try:
-            raw = open(path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed by the reader
-        except FileNotFoundError:
-            raise WirecapError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise WirecapError(f"{path}: is a directory, not a capture") from None
-        except OSError as e:
-            raise WirecapError(f"{path}: cannot open: {e.strerror}") from None
+    file is called); a missing file, a directory, a device or an unreadable one is a WirecapError, and so
+    is a compressed input that outgrows its limit (`wirecap.capture.inputs`: special files, FIFOs, limits)."""
+    raw = open_input(path)
+    return limit_decompressed(_decoded(path, raw), raw, path)
+
+
+def _decoded(path: str, raw: IO[bytes]) -> IO[bytes]:
+    """What `raw` holds, gzip or zstd undone."""
     buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
     magic = buffered.peek(4)[:4]
     if magic.startswith(_GZIP_MAGIC) or magic == _ZSTD_MAGIC:
@@ -99,6 +104,7 @@ class CaptureReader:
         self.interrupted: str | None = None
         self.last_seq = 0
         self.records = 0
+        self._max_line = max_line()
         self._f = open_binary(self.path)
         compressed = not (isinstance(self._f, io.BufferedReader) and isinstance(self._f.raw, io.FileIO))
         try:
@@ -136,27 +142,43 @@ class CaptureReader:
     def _follow_lines(self) -> Iterator[bytes]:
         """Lines of a capture that is still being written; returns once its `end` was read."""
         f = self._f
+        limit = self._max_line
         partial = b""
+        dropping = False  # inside a line longer than the limit: read on to its newline, then yield OVERLONG
         while True:
-            line = f.readline()
+            line = f.readline(limit + 1)
             if not line:
                 if self.end is not None:
                     return
                 time.sleep(self.poll)
                 continue
             if not line.endswith(b"\n"):
-                partial += line
-                time.sleep(self.poll)
+                if not dropping and len(partial) + len(line) > limit:
+                    dropping, partial = True, b""
+                if not dropping:
+                    partial += line
+                if len(line) <= limit:
+                    time.sleep(self.poll)
+                continue
+            if dropping:
+                dropping = False
+                yield OVERLONG
                 continue
             if partial:
                 line, partial = partial + line, b""
+                if len(line) > limit + 1:
+                    yield OVERLONG
+                    continue
             yield line
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         if self._consumed:
             raise WirecapError(f"{self.path}: a capture reader can be iterated only once")
         self._consumed = True
-        return self._records(self._follow_lines() if self.follow else self._f)
+        if self.follow:
+            return self._records(self._follow_lines())
+        # (a bounded readline: a line of zeros without a newline is never held whole; see _records)
+        return self._records(iter(functools.partial(self._f.readline, self._max_line + 1), b""))
 
     def _records(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
         # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
@@ -171,6 +193,7 @@ class CaptureReader:
         end: dict[str, Any] | None = None
         pending_problem: str | None = None
         line = b"\n"
+        max_len = self._max_line
         try:
             for line in lines:
                 lineno += 1
@@ -183,7 +206,12 @@ class CaptureReader:
                     seq = rec["seq"]
                 except decode_error as e:
                     passed += 1
-                    if not line.strip():
+                    if line is OVERLONG or (len(line) > max_len and line[-1:] != b"\n"):
+                        if line is not OVERLONG:
+                            drain_line(self._f)
+                        line = b"\n"  # (read to its end: not a torn tail)
+                        pending_problem = overlong_message(max_len)
+                    elif not line.strip():
                         pending_problem = "empty line"
                     else:
                         pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
@@ -191,6 +219,10 @@ class CaptureReader:
                 except (TypeError, KeyError, IndexError):
                     passed += 1
                     pending_problem = "not a record (no integer seq)"
+                    if len(line) > max_len and line[-1:] != b"\n":  # (a JSON prefix of an over-long line)
+                        drain_line(self._f)
+                        line = b"\n"
+                        pending_problem = overlong_message(max_len)
                     continue
                 if seq != expected or seq.__class__ is not int:
                     if seq.__class__ is not int:
@@ -257,15 +289,23 @@ def scan_tail(path: str) -> dict[str, Any]:
     last_t = 0.0
     good_end = 0
     channels: dict[str, int] = {}
-    with open(path, "rb") as f:
-        first = f.readline()
+    limit = max_line()
+    with open_input(path) as f:
+        first = f.readline(MAX_HEADER)
         header = parse_header(path, first)
         good_end = len(first) if first.endswith(b"\n") else 0
         offset = good_end
-        for line in f:
+        while line := f.readline(limit + 1):
             offset += len(line)
             if not line.endswith(b"\n"):
-                break
+                if len(line) <= limit:
+                    break  # the torn tail
+                while line and not line.endswith(b"\n"):  # an over-long line: skipped like invalid JSON
+                    line = f.readline(1 << 20)
+                    offset += len(line)
+                if not line:
+                    break
+                continue
             try:
                 rec = orjson.loads(line)
             except orjson.JSONDecodeError:

@@ -170,12 +170,16 @@ def _forms(schemas: list[Any]) -> str:
 
 def _numbered(f: Any, name: str, problems: list[str]) -> Any:
     """(line number, line) pairs; a damaged compressed stream ends them with a problem, not a traceback."""
+    from wirecap.capture.inputs import OVERLONG, bounded_lines, overlong_message
     from wirecap.capture.reader import stream_errors
 
     lineno = 0
     try:
-        for line in f:
+        for line in bounded_lines(f):
             lineno += 1
+            if line is OVERLONG:
+                problems.append(f"{name}:{lineno}: {overlong_message()}")
+                continue
             yield lineno, line
     except Exception as e:  # noqa: BLE001 - only stream errors are findings
         if not isinstance(e, stream_errors()):

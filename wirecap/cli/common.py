@@ -6,7 +6,6 @@ import contextlib
 import os
 import re
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -133,39 +132,26 @@ def non_negative(ctx: click.Context, param: click.Parameter, value: int | None) 
     return value
 
 
-def _is_stream(path: str) -> bool:
-    """`-`, a pipe or `<(process substitution)`: can be read only once."""
-    if path == "-":
-        return True
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
-
-
 @contextlib.contextmanager
 def readable_twice(paths: list[str]) -> Iterator[list[str]]:
     """For commands that read an input more than once (diff, report): standard input and pipes are first
-    kept in a temporary file; errors still name the input as the user gave it."""
+    kept in a temporary file (a 0700 folder, 0600 files, at most WIRECAP_MAX_SPOOL bytes each; devices
+    and writerless FIFOs refused: `wirecap.capture.inputs`); errors still name the input as the user gave it."""
+    from wirecap.capture.inputs import is_stream, spool
+
     if paths.count("-") > 1:
         raise WirecapError("only one input can be standard input (-)")
-    if not any(_is_stream(p) for p in paths):
+    if not any(is_stream(p) for p in paths):
         yield list(paths)
         return
-    folder = tempfile.mkdtemp(prefix="wirecap-")
+    folder = tempfile.mkdtemp(prefix="wirecap-")  # (0700)
     kept: dict[str, str] = {}
     try:
         out = []
         for i, path in enumerate(paths):
-            if _is_stream(path):
+            if is_stream(path):
                 copy = os.path.join(folder, f"input{i + 1}.jsonl")
-                try:
-                    with open(sys.stdin.fileno() if path == "-" else path, "rb", closefd=path != "-") as src, \
-                            open(copy, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                except OSError as e:
-                    raise WirecapError(f"{path}: cannot read: {e.strerror}") from None
+                spool(path, copy)
                 kept[copy] = path
                 path = copy
             out.append(path)
