@@ -27,7 +27,8 @@ import orjson
 from wirecap.analysis.align import align
 from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
-from wirecap.analysis.sides import build_both
+from wirecap.analysis.sides import build_both, can_fork
+from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
 from wirecap.dialects.base import DETECT_MSGS
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
@@ -94,18 +95,26 @@ class Item:
     kind: str
     index: int  # ordinal of this kind within its channel unit on its side
     sig: tuple[Any, ...]
-    body: bytes  # canonical JSON of the normalized content
+    # what items are compared by: the canonical JSON of the normalized content, or for a long one (kept
+    # in `store`) its key (`spill.body_key`); `json()` is the canonical JSON either way
+    body: bytes
     seq: tuple[int, ...]
     ch: str
     t: float
     label: str = ""
+    ref: int = -1  # where the canonical JSON is in `store` (when `store` is set)
+    store: BodyStore | None = None
 
     @property
     def name(self) -> str:
         return f"{self.kind}[{self.index}]"
 
+    def json(self) -> bytes:
+        """The canonical JSON of the normalized content (read back from the store when kept there)."""
+        return self.body if self.store is None else self.store.get(self.ref)
+
     def content(self) -> Any:
-        return orjson.loads(self.body)
+        return orjson.loads(self.json())
 
     def describe(self) -> str:
         """A short human description, computed only for the items a view shows."""
@@ -131,15 +140,27 @@ class Unit:
 
 
 def pack_units(units: list[Unit]) -> list[tuple[Any, ...]]:
-    """Units as plain tuples (for `marshal`, see `wirecap.analysis.sides`)."""
+    """Units as plain tuples (for `marshal`, see `wirecap.analysis.sides`); the store of their long
+    bodies is not in them (`unpack_units` is given it)."""
     return [(u.key, u.kind, u.dialect, u.group, u.t_first, u.t_last,
-             [(it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label) for it in u.items])
+             [(it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label, it.ref) for it in u.items])
             for u in units]
 
 
-def unpack_units(packed: list[tuple[Any, ...]]) -> list[Unit]:
-    return [Unit(key, kind, dialect, group, [Item(*it) for it in items], t_first, t_last)
+def unpack_units(packed: list[tuple[Any, ...]], store: BodyStore | None = None) -> list[Unit]:
+    return [Unit(key, kind, dialect, group,
+                 [Item(*it, store if it[8] >= 0 else None) if len(it) > 8 else Item(*it) for it in items],
+                 t_first, t_last)
             for key, kind, dialect, group, t_first, t_last, items in packed]
+
+
+def new_item(kind: str, index: int, sig: tuple[Any, ...], body: bytes, seq: tuple[int, ...], ch: str, t: float,
+             store: BodyStore | None) -> Item:
+    """An item whose canonical JSON `body`, when long, goes to `store` (memory stays bounded: see
+    `wirecap.analysis.spill`). stderr lines stay whole: they are sorted and searched by content."""
+    if store is None or len(body) <= INLINE_MAX or _is_stderr(ch):
+        return Item(kind, index, sig, body, seq, ch, t)
+    return Item(kind, index, sig, body_key(body), seq, ch, t, "", store.put(body), store)
 
 
 @dataclass(slots=True)
@@ -443,8 +464,10 @@ class ItemBuilder:
     compact form (canonical bytes) as soon as nothing can change it any more (a tool call once its
     result is complete), so memory holds only the items still open, not the decoded events."""
 
-    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True) -> None:
+    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True,
+                 store: BodyStore | None = None) -> None:
         self.normalizer = normalizer
+        self.store = store  # where long bodies go (None: kept in the items)
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.chunks = chunks
         self.unit_of = unit_of
@@ -631,7 +654,7 @@ class ItemBuilder:
             body = _canon(self.normalizer(content, (kind, index)))
         if self.env is not None:
             body = _mask(body, self.env)
-        return Item(kind, index, sig, body, seq, ch, t)
+        return new_item(kind, index, sig, body, seq, ch, t, self.store)
 
 
 def _usage_first(slots: list[Item]) -> list[Item]:
@@ -733,8 +756,9 @@ class WireBuilder:
     DETECT_AFTER = DETECT_MSGS  # as many first messages as the decoders' detection reads
 
     def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None,
-                 shapes: bool = True) -> None:
+                 shapes: bool = True, store: BodyStore | None = None) -> None:
         self.ignore = ignore
+        self.store = store  # where long bodies go (None: kept in the items)
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.keep = keep
         self.only = only
@@ -841,7 +865,8 @@ class WireBuilder:
             body = _mask(body, self.env)
         n = self._counts.get((u.key, kind), 0)
         self._counts[(u.key, kind)] = n + 1
-        u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0)))
+        u.items.append(new_item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0),
+                                self.store))
 
     def finish(self) -> dict[str, Unit]:
         for key in list(self._pending):
@@ -1081,16 +1106,27 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
         _check_dialects(a, b, {s.get("dialect") for s in sa}, {s.get("dialect") for s in sb})
         result.stats = stats_rows(sa, sb)
     else:
+        # long bodies are kept aside (`wirecap.analysis.spill`); B's store shares its file with a forked child
+        store_a, store_b = BodyStore(), BodyStore()
+        if can_fork():
+            store_b.open_file()
         with paused_gc():
-            def side(path: str, kind: str, c: str | None) -> tuple[list[Unit], list[str]]:
+            def side(path: str, kind: str, c: str | None, store: BodyStore) -> tuple[list[Unit], list[str]]:
                 warnings: list[str] = []
                 if level == "events":
-                    return _event_units(path, kind, c, ignore, keep, chunks, warnings, shapes), warnings
-                return _wire_units(path, c, ignore, keep, warnings, shapes), warnings
+                    return _event_units(path, kind, c, ignore, keep, chunks, warnings, shapes, store), warnings
+                return _wire_units(path, c, ignore, keep, warnings, shapes, store), warnings
+
+            def pack_b(s: tuple[list[Unit], list[str]]) -> tuple[Any, ...]:  # (in the child)
+                store_b.seal()
+                return pack_units(s[0]), s[1], store_b.state()
+
+            def unpack_b(p: tuple[Any, ...]) -> tuple[list[Unit], list[str]]:
+                store_b.adopt(p[2])
+                return unpack_units(p[0], store_b), list(p[1])
 
             (units_a, warn_a), (units_b, warn_b) = build_both(
-                lambda: side(a, kind_a, ch_a), lambda: side(b, kind_b, ch_b),
-                lambda s: (pack_units(s[0]), s[1]), lambda p: (unpack_units(p[0]), list(p[1])))
+                lambda: side(a, kind_a, ch_a, store_a), lambda: side(b, kind_b, ch_b, store_b), pack_b, unpack_b)
             result.warnings = warn_a + warn_b
             for path, units, c in ((a, units_a, ch_a), (b, units_b, ch_b)):
                 if c is not None and not units:
@@ -1138,7 +1174,8 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                 chunks: bool, warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
+                 chunks: bool, warnings: list[str] | None = None, shapes: bool = True,
+                 store: BodyStore | None = None) -> list[Unit]:
     # (the side's cwd from its process record: CodeBuddy names its project folder, a slug of the cwd,
     # in a prompt long before any item states the cwd itself)
     env = EnvMask() if shapes else None
@@ -1147,7 +1184,7 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
     builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
-                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes)
+                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes, store=store)
     builder.env = env
     try:
         if first is not None:
@@ -1164,10 +1201,11 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
 
 
 def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
+                warnings: list[str] | None = None, shapes: bool = True,
+                store: BodyStore | None = None) -> list[Unit]:
     from wirecap.capture.reader import CaptureReader
 
-    builder = WireBuilder(ignore, keep, only=ch, shapes=shapes)
+    builder = WireBuilder(ignore, keep, only=ch, shapes=shapes, store=store)
     with CaptureReader(path) as reader:
         for rec in reader:
             builder.feed(rec)

@@ -1,0 +1,110 @@
+"""Where the diff keeps the canonical bodies of its items: compact keys in memory, the bytes aside.
+
+A diff compares items by their canonical JSON (`wirecap.analysis.diff.Item.body`), but it needs the
+bytes themselves only for the few items it shows or reports field by field. So a body longer than
+`INLINE_MAX` is represented by a *key*, `b"\\0"` + a 16-byte BLAKE2b digest of the body (canonical JSON
+never starts with a NUL, so a key never equals an inline body), and the bytes go to a `BodyStore`:
+memory up to `MEMORY_BUDGET` bytes, then an unlinked temporary file (0600, gone when the process
+ends, whatever way it ends). Memory for a side is then about a hundred bytes per item plus the
+budget, whatever the capture's size; the temporary file holds at most the side's normalized bodies
+(no more than its input, usually less: ids and times are masked).
+
+What callers may rely on: `body_key(b)` depends only on `b`, so equal bodies have equal keys on both
+sides (a 128-bit digest: a collision is not a practical concern); `store.get(ref)` returns exactly the
+bytes `store.put` was given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+
+INLINE_MAX = 64  # bodies up to this many bytes are their own key (no digest, no store)
+MEMORY_BUDGET = 64 << 20  # bytes of bodies a store keeps in memory before it writes them to its file
+_FLUSH = 1 << 20  # once on file, bodies are written in blocks of this size
+
+_blake2b = hashlib.blake2b
+
+
+def body_key(body: bytes) -> bytes:
+    """The comparison key of a canonical body: itself when short, else NUL + its 128-bit digest."""
+    if len(body) <= INLINE_MAX:
+        return body
+    return b"\0" + _blake2b(body, digest_size=16).digest()
+
+
+class BodyStore:
+    """Append-only bytes with int references (`offset << 32 | length`).
+
+    Create it before forking (`wirecap.analysis.sides`): a child that builds side B fills a store
+    whose file the parent shares, calls `seal()` (everything to the file) and sends `state()`; the
+    parent's `adopt(state)` makes the same references readable there.
+    """
+
+    def __init__(self, budget: int = MEMORY_BUDGET) -> None:
+        self.budget = budget
+        self._mem = bytearray()  # bodies from offset `self._on_file` on
+        self._on_file = 0  # bytes written to the file (the first part of the store)
+        self._file: tempfile._TemporaryFileWrapper | None = None  # type: ignore[type-arg]
+        self._fd = -1
+
+    def open_file(self) -> None:
+        """Create the backing file now (before a fork, so that parent and child share it)."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="wirecap-diff-")  # (0600, unlinked at once)
+            self._fd = self._file.fileno()
+
+    @property
+    def size(self) -> int:
+        return self._on_file + len(self._mem)
+
+    def put(self, body: bytes) -> int:
+        at = self._on_file + len(self._mem)
+        self._mem += body
+        if len(self._mem) >= (_FLUSH if self._on_file else self.budget):
+            self._flush()
+        return (at << 32) | len(body)
+
+    def get(self, ref: int) -> bytes:
+        at, n = ref >> 32, ref & 0xFFFFFFFF
+        if at >= self._on_file:
+            start = at - self._on_file
+            return bytes(self._mem[start:start + n])
+        out = os.pread(self._fd, n, at)
+        while len(out) < n:  # (a short read only on a huge body)
+            more = os.pread(self._fd, n - len(out), at + len(out))
+            if not more:
+                raise OSError(f"diff body store: {n} bytes at {at} not readable")
+            out += more
+        return out
+
+    def seal(self) -> None:
+        """Everything to the file (the child's last step before it reports)."""
+        if self._mem:
+            self._flush()
+
+    def state(self) -> int:
+        return self._on_file
+
+    def adopt(self, on_file: int) -> None:
+        """The references of a sealed store filled in a forked child (same file) are now readable here."""
+        self._mem = bytearray()
+        self._on_file = on_file
+
+    def _flush(self) -> None:
+        self.open_file()
+        view = memoryview(self._mem)
+        done = 0
+        while done < len(view):
+            done += os.pwrite(self._fd, view[done:], self._on_file + done)
+        view.release()
+        self._on_file += len(self._mem)
+        self._mem = bytearray()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            self._fd = -1
+        self._mem = bytearray()
