@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -98,7 +97,7 @@ def measure(python: str, argv: list[str], limit: int, work: Path, stdin: Path | 
     t0 = time.perf_counter()
     with open(stdin, "rb") if stdin else open(os.devnull, "rb") as inp:
         p = subprocess.run([python, "-c", _RUNNER, str(out), str(limit), *argv], stdin=inp,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+                           capture_output=True, env={**os.environ, **(env or {})},
                            timeout=3600)
     secs = time.perf_counter() - t0
     err = p.stderr.decode("utf-8", "replace")

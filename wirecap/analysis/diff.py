@@ -50,6 +50,11 @@ from wirecap.events import (
 
 LEVELS = ("events", "wire", "stats")
 
+# Differences beyond this many (in the order of the view) are counted but not detailed: no field
+# differences are computed for them and the view and --json stop before them, so two captures that
+# have nothing in common cost neither memory for every changed value nor a view of a million lines.
+SHOWN_MAX = 10_000
+
 # Event-level fields that change from run to run whatever the dialect (paths over items, see docs/paths.md).
 EVENT_VOLATILE = (
     "*[*].session_id",
@@ -170,6 +175,7 @@ class Change:
     a: Item | None
     b: Item | None
     fields: list[tuple[str, Any, Any]] = field(default_factory=list)
+    shown: bool = True  # False past `SHOWN_MAX`: counted only (no fields, not in the view or --json)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "kind": self.kind}
@@ -238,6 +244,7 @@ class DiffResult:
     notes_b: list[Any] = field(default_factory=list)
     items_a: int = 0
     items_b: int = 0
+    not_shown: int = 0  # differences past `SHOWN_MAX`, counted but not detailed
     warnings: list[str] = field(default_factory=list)  # the readers' complaints: lines skipped, interrupted
 
     @property
@@ -313,9 +320,11 @@ class DiffResult:
             out["channels"] = [
                 {"a": p.a.key if p.a else None, "b": p.b.key if p.b else None,
                  "dialect": (p.a or p.b).dialect if (p.a or p.b) else None,  # type: ignore[union-attr]
-                 "changes": [c.to_json() for c in p.changes]}
+                 "changes": [c.to_json() for c in p.changes if c.shown]}
                 for p in self.pairs
             ]
+            if self.not_shown:
+                out["not_shown"] = self.not_shown
         if self.timing_checked:
             out["timing"] = {"checked": self.timing_checked, "regressions": [t.to_json() for t in self.timing]}
         if self.warnings:
@@ -963,9 +972,24 @@ def pair_units(a: list[Unit], b: list[Unit]) -> list[tuple[Unit | None, Unit | N
     return pairs
 
 
-def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tuple[str, int, int, int, int] | Change]:
-    """Align two item lists: equal spans and Changes (changed pairs carry field-level differences)."""
+def diff_items(a: list[Item], b: list[Item], *, wire: bool = False,
+               budget: list[int] | None = None) -> list[tuple[str, int, int, int, int] | Change]:
+    """Align two item lists: equal spans and Changes (changed pairs carry field-level differences).
+    `budget` (one int, shared by the pairs of a diff): how many more changes are detailed; the rest
+    have `shown` False and no fields (`SHOWN_MAX`)."""
     script: list[tuple[str, int, int, int, int] | Change] = []
+    left = budget if budget is not None else [len(a) + len(b) + 1]
+
+    def changed(x: Item, y: Item) -> Change:
+        left[0] -= 1
+        if left[0] < 0:
+            return Change("changed", x.kind, x, y, [], False)
+        return Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire))
+
+    def one(op: str, x: Item | None, y: Item | None) -> Change:
+        left[0] -= 1
+        return Change(op, (x or y).kind, x, y, [], left[0] >= 0)  # type: ignore[union-attr]
+
     ops = align([(x.kind, x.body) for x in a], [(x.kind, x.body) for x in b])
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
@@ -975,8 +999,7 @@ def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tupl
         for stag, k1, k2, l1, l2 in align([x.sig for x in sub_a], [x.sig for x in sub_b]):
             if stag == "equal":
                 for ia, ib in zip(range(k1, k2), range(l1, l2), strict=True):
-                    x, y = sub_a[ia], sub_b[ib]
-                    script.append(Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire)))
+                    script.append(changed(sub_a[ia], sub_b[ib]))
                 continue
             if stag == "replace":
                 # same-kind pairs in a replaced run are still "changed", in order
@@ -986,16 +1009,16 @@ def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tupl
                     y = next((c for c in rest_b if c.kind == x.kind), None)
                     if y is not None:
                         rest_b.remove(y)
-                        script.append(Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire)))
+                        script.append(changed(x, y))
                     else:
-                        script.append(Change("removed", x.kind, x, None))
+                        script.append(one("removed", x, None))
                 for y in rest_b:
-                    script.append(Change("added", y.kind, None, y))
+                    script.append(one("added", None, y))
                 continue
             for x in sub_a[k1:k2]:
-                script.append(Change("removed", x.kind, x, None))
+                script.append(one("removed", x, None))
             for y in sub_b[l1:l2]:
-                script.append(Change("added", y.kind, None, y))
+                script.append(one("added", None, y))
     return script
 
 
@@ -1135,11 +1158,13 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
             if ch_a is not None:  # one channel each: compare them whatever their groups
                 for u in (*units_a, *units_b):
                     u.group = ("picked",)
+            budget = [SHOWN_MAX]
             for ua, ub in pair_units(units_a, units_b):
                 pd = PairDiff(ua, ub)
                 if ua is not None and ub is not None:
-                    pd.script = diff_items(ua.items, ub.items, wire=level == "wire")
+                    pd.script = diff_items(ua.items, ub.items, wire=level == "wire", budget=budget)
                 result.pairs.append(pd)
+            result.not_shown = max(0, -budget[0])
         result.items_a = sum(len(u.items) for u in units_a)
         result.items_b = sum(len(u.items) for u in units_b)
         if threshold is not None:

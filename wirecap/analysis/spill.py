@@ -21,7 +21,7 @@ import os
 import tempfile
 
 INLINE_MAX = 64  # bodies up to this many bytes are their own key (no digest, no store)
-MEMORY_BUDGET = 64 << 20  # bytes of bodies a store keeps in memory before it writes them to its file
+MEMORY_BUDGET = 16 << 20  # bytes of bodies a store keeps in memory before it writes them to its file
 _FLUSH = 1 << 20  # once on file, bodies are written in blocks of this size
 
 _blake2b = hashlib.blake2b
@@ -42,8 +42,8 @@ class BodyStore:
     parent's `adopt(state)` makes the same references readable there.
     """
 
-    def __init__(self, budget: int = MEMORY_BUDGET) -> None:
-        self.budget = budget
+    def __init__(self, budget: int | None = None) -> None:
+        self.budget = MEMORY_BUDGET if budget is None else budget
         self._mem = bytearray()  # bodies from offset `self._on_file` on
         self._on_file = 0  # bytes written to the file (the first part of the store)
         self._file: tempfile._TemporaryFileWrapper | None = None  # type: ignore[type-arg]
@@ -52,7 +52,8 @@ class BodyStore:
     def open_file(self) -> None:
         """Create the backing file now (before a fork, so that parent and child share it)."""
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="wirecap-diff-")  # (0600, unlinked at once)
+            # (0600, unlinked at once; closed with the store, or when it is collected)
+            self._file = tempfile.TemporaryFile(prefix="wirecap-diff-")  # noqa: SIM115
             self._fd = self._file.fileno()
 
     @property
