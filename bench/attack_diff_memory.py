@@ -41,7 +41,8 @@ limit = int(sys.argv[2])
 if limit:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 def _report():
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # (this process's own high-water mark: ru_maxrss would carry the launching process's RSS over exec)
+    me = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     open(sys.argv[1], "w").write(f"{me} {kids}")
 atexit.register(_report)

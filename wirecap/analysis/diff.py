@@ -144,19 +144,36 @@ class Unit:
         return hash(tuple((it.kind, it.body) for it in self.items))
 
 
-def pack_units(units: list[Unit]) -> list[tuple[Any, ...]]:
+def pack_units(units: list[Unit], *, consume: bool = False) -> list[tuple[Any, ...]]:
     """Units as plain tuples (for `marshal`, see `wirecap.analysis.sides`); the store of their long
-    bodies is not in them (`unpack_units` is given it)."""
-    return [(u.key, u.kind, u.dialect, u.group, u.t_first, u.t_last,
-             [(it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label, it.ref) for it in u.items])
-            for u in units]
+    bodies is not in them (`unpack_units` is given it). `consume`: the units' item lists are turned
+    into the tuples in place (the units are not usable after), so items and tuples are never all
+    held at once."""
+    out = []
+    for u in units:
+        items: list[Any] = u.items if consume else list(u.items)
+        for i, it in enumerate(items):
+            items[i] = (it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label, it.ref)
+        out.append((u.key, u.kind, u.dialect, u.group, u.t_first, u.t_last, items))
+    return out
 
 
 def unpack_units(packed: list[tuple[Any, ...]], store: BodyStore | None = None) -> list[Unit]:
-    return [Unit(key, kind, dialect, group,
-                 [Item(*it, store if it[8] >= 0 else None) if len(it) > 8 else Item(*it) for it in items],
-                 t_first, t_last)
-            for key, kind, dialect, group, t_first, t_last, items in packed]
+    """The units of `pack_units`; the packed item lists become the units' lists (changed in place)."""
+    units = []
+    for key, kind, dialect, group, t_first, t_last, items in packed:
+        for i, it in enumerate(items):
+            items[i] = Item(*it, store if it[8] >= 0 else None) if len(it) > 8 else Item(*it)
+        units.append(Unit(key, kind, dialect, group, items, t_first, t_last))
+    return units
+
+
+def _interned(sigs: dict[tuple[Any, ...], tuple[Any, ...]], sig: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One shared tuple per distinct signature (a few dozen per capture, not one per item)."""
+    try:
+        return sigs.setdefault(sig, sig)
+    except TypeError:  # (an unhashable part: kept as it is)
+        return sig
 
 
 def new_item(kind: str, index: int, sig: tuple[Any, ...], body: bytes, seq: tuple[int, ...], ch: str, t: float,
@@ -477,6 +494,7 @@ class ItemBuilder:
                  store: BodyStore | None = None) -> None:
         self.normalizer = normalizer
         self.store = store  # where long bodies go (None: kept in the items)
+        self._sigs: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one tuple per distinct signature
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.chunks = chunks
         self.unit_of = unit_of
@@ -663,7 +681,7 @@ class ItemBuilder:
             body = _canon(self.normalizer(content, (kind, index)))
         if self.env is not None:
             body = _mask(body, self.env)
-        return new_item(kind, index, sig, body, seq, ch, t, self.store)
+        return new_item(kind, index, _interned(self._sigs, sig), body, seq, ch, t, self.store)
 
 
 def _usage_first(slots: list[Item]) -> list[Item]:
@@ -768,6 +786,7 @@ class WireBuilder:
                  shapes: bool = True, store: BodyStore | None = None) -> None:
         self.ignore = ignore
         self.store = store  # where long bodies go (None: kept in the items)
+        self._sigs: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one tuple per distinct signature
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.keep = keep
         self.only = only
@@ -874,7 +893,7 @@ class WireBuilder:
             body = _mask(body, self.env)
         n = self._counts.get((u.key, kind), 0)
         self._counts[(u.key, kind)] = n + 1
-        u.items.append(new_item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0),
+        u.items.append(new_item(kind, n, _interned(self._sigs, sig), body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0),
                                 self.store))
 
     def finish(self) -> dict[str, Unit]:
@@ -1142,7 +1161,7 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
 
             def pack_b(s: tuple[list[Unit], list[str]]) -> tuple[Any, ...]:  # (in the child)
                 store_b.seal()
-                return pack_units(s[0]), s[1], store_b.state()
+                return pack_units(s[0], consume=True), s[1], store_b.state()
 
             def unpack_b(p: tuple[Any, ...]) -> tuple[list[Unit], list[str]]:
                 store_b.adopt(p[2])
