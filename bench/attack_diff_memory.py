@@ -97,7 +97,8 @@ def measure(python: str, argv: list[str], limit: int, work: Path, stdin: Path | 
     out.unlink(missing_ok=True)
     t0 = time.perf_counter()
     with open(stdin, "rb") if stdin else open(os.devnull, "rb") as inp:
-        p = subprocess.run([python, "-c", _RUNNER, str(out), str(limit), *argv], stdin=inp,
+        # (-P: the current folder is not put first on sys.path, so the interpreter's own wirecap runs)
+        p = subprocess.run([python, "-P", "-c", _RUNNER, str(out), str(limit), *argv], stdin=inp,
                            capture_output=True, env={**os.environ, **(env or {})},
                            timeout=3600)
     secs = time.perf_counter() - t0
@@ -126,7 +127,7 @@ def main() -> None:
     args = ap.parse_args()
     python = str(Path(args.wirecap).with_name("python"))
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="wirecap-attack-diff-"))
+    work = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="wirecap-attack-diff-"))
     work.mkdir(parents=True, exist_ok=True)
     rows: list[tuple[str, dict]] = []
     try:
