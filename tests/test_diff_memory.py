@@ -183,3 +183,21 @@ def test_a_diff_of_two_60_mb_captures_fits_in_a_110_mb_address_space(tmp_path, l
     out = p.stdout.decode()
     assert "make test-1000 -v" in out and "rm -rf build" in out
     assert out.rstrip().splitlines()[-1].startswith("2 differences: 0 added, 0 removed, 2 changed")
+
+
+def test_a_full_disk_under_the_store_is_one_clear_error(tmp_path, monkeypatch):
+    import errno
+
+    from wirecap.errors import WirecapError
+
+    a = write_capture(tmp_path / "a.jsonl", session(20))
+    b = write_capture(tmp_path / "b.jsonl", session(20, change={3: "ls"}))
+    monkeypatch.setenv("WIRECAP_DIFF_FORK", "0")
+    monkeypatch.setattr(spill, "MEMORY_BUDGET", 0)
+
+    def full(*_a):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(spill.os, "pwrite", full)
+    with pytest.raises(WirecapError, match=r"temporary file in .*No space left on device \(set TMPDIR"):
+        diff_captures(a, b)

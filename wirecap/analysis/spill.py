@@ -20,6 +20,8 @@ import hashlib
 import os
 import tempfile
 
+from wirecap.errors import WirecapError
+
 INLINE_MAX = 64  # bodies up to this many bytes are their own key (no digest, no store)
 MEMORY_BUDGET = 16 << 20  # bytes of bodies a store keeps in memory before it writes them to its file
 _FLUSH = 1 << 20  # once on file, bodies are written in blocks of this size
@@ -94,12 +96,18 @@ class BodyStore:
         self._on_file = on_file
 
     def _flush(self) -> None:
-        self.open_file()
-        view = memoryview(self._mem)
-        done = 0
-        while done < len(view):
-            done += os.pwrite(self._fd, view[done:], self._on_file + done)
-        view.release()
+        try:
+            self.open_file()
+            view = memoryview(self._mem)
+            done = 0
+            try:
+                while done < len(view):
+                    done += os.pwrite(self._fd, view[done:], self._on_file + done)
+            finally:
+                view.release()
+        except OSError as e:  # (disk full, no temporary folder): one line, not a traceback
+            raise WirecapError(f"cannot keep the diff's item bodies in a temporary file in {tempfile.gettempdir()}: "
+                               f"{e.strerror or e} (set TMPDIR to a folder with room)") from None
         self._on_file += len(self._mem)
         self._mem = bytearray()
 
