@@ -84,6 +84,37 @@ def make_b(a: Path, b: Path) -> None:
             dst.write(b'{"seq":%d,' % seq + line[m.end():])
 
 
+def write_small(path: Path, target_bytes: int) -> None:
+    """A stream of small records (Claude Code partial-message text deltas, about 220 bytes a line):
+    memory per item, not per byte, is what such a capture tests."""
+    import random
+
+    import orjson
+
+    rng = random.Random(1)
+    words = ("the", "agent", "reads", "file", "config", "patch", "test", "passes")
+    argv = ["claude", "-p", "x", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+    with open(path, "wb") as f:
+        f.write(orjson.dumps({"wirecap": 1, "type": "header", "id": "small", "created": "2026-01-01T00:00:00.000000Z",
+                              "origin": {"tool": "wirecap", "version": "bench", "source": "tee", "argv": argv},
+                              "redaction": {"enabled": False}}) + b"\n")
+        f.write(orjson.dumps({"seq": 1, "t": 0.0, "type": "open", "ch": "proc", "kind": "process", "argv": argv,
+                              "cwd": "/w", "pid": 1}) + b"\n")
+        f.write(b'{"seq":2,"t":0.0,"type":"open","ch":"stdout","kind":"pipe","proc":"proc","stream":"stdout"}\n')
+        seq, size = 2, 0
+        while size < target_bytes:
+            seq += 1
+            text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+            line = orjson.dumps({"seq": seq, "t": seq / 1000, "type": "msg", "ch": "stdout", "dir": "s2c", "json": {
+                "type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
+                                                  "delta": {"type": "text_delta", "text": text}},
+                "session_id": "s-1"}}) + b"\n"
+            size += len(line)
+            f.write(line)
+        f.write(b'{"seq":%d,"t":%f,"type":"close","ch":"stdout"}\n' % (seq + 1, seq / 1000))
+        f.write(b'{"seq":%d,"t":%f,"type":"end","records":%d}\n' % (seq + 2, seq / 1000, seq + 2))
+
+
 def zst(src: Path, dst: Path) -> None:
     import zstandard
 
@@ -124,6 +155,8 @@ def main() -> None:
     ap.add_argument("--keep", help="generate the captures here and keep them (reused when present)")
     ap.add_argument("--no-zst", action="store_true")
     ap.add_argument("--no-pipe", action="store_true")
+    ap.add_argument("--small", type=int, default=128,
+                    help="MB of a capture of small records (text deltas) diffed against a copy (0: skip)")
     args = ap.parse_args()
     python = str(Path(args.wirecap).with_name("python"))
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -154,6 +187,16 @@ def main() -> None:
                 cases.append((f"{size} MB events, A on stdin", ["diff", "-", str(b)], a))
             for name, argv, stdin in cases:
                 r = measure(python, argv, args.as_limit, work, stdin)
+                rows.append((name, r))
+                print(_line(name, r), flush=True)
+        if args.small:
+            sa, sb = work / f"small{args.small}.jsonl", work / f"small{args.small}-copy.jsonl"
+            if not sa.exists():
+                write_small(sa, args.small * MB)
+                shutil.copyfile(sa, sb)
+            for level in ("events", "wire"):
+                name = f"{args.small} MB small records {level}"
+                r = measure(python, ["diff", "--level", level, str(sa), str(sb)], args.as_limit, work)
                 rows.append((name, r))
                 print(_line(name, r), flush=True)
     finally:
