@@ -27,7 +27,8 @@ import orjson
 from wirecap.analysis.align import align
 from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
-from wirecap.analysis.sides import build_both
+from wirecap.analysis.sides import build_both, can_fork
+from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
 from wirecap.dialects.base import DETECT_MSGS
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
@@ -48,6 +49,11 @@ from wirecap.events import (
 )
 
 LEVELS = ("events", "wire", "stats")
+
+# Differences beyond this many (in the order of the view) are counted but not detailed: no field
+# differences are computed for them and the view and --json stop before them, so two captures that
+# have nothing in common cost neither memory for every changed value nor a view of a million lines.
+SHOWN_MAX = 10_000
 
 # Event-level fields that change from run to run whatever the dialect (paths over items, see docs/paths.md).
 EVENT_VOLATILE = (
@@ -94,18 +100,26 @@ class Item:
     kind: str
     index: int  # ordinal of this kind within its channel unit on its side
     sig: tuple[Any, ...]
-    body: bytes  # canonical JSON of the normalized content
+    # what items are compared by: the canonical JSON of the normalized content, or for a long one (kept
+    # in `store`) its key (`spill.body_key`); `json()` is the canonical JSON either way
+    body: bytes
     seq: tuple[int, ...]
     ch: str
     t: float
     label: str = ""
+    ref: int = -1  # where the canonical JSON is in `store` (when `store` is set)
+    store: BodyStore | None = None
 
     @property
     def name(self) -> str:
         return f"{self.kind}[{self.index}]"
 
+    def json(self) -> bytes:
+        """The canonical JSON of the normalized content (read back from the store when kept there)."""
+        return self.body if self.store is None else self.store.get(self.ref)
+
     def content(self) -> Any:
-        return orjson.loads(self.body)
+        return orjson.loads(self.json())
 
     def describe(self) -> str:
         """A short human description, computed only for the items a view shows."""
@@ -130,16 +144,45 @@ class Unit:
         return hash(tuple((it.kind, it.body) for it in self.items))
 
 
-def pack_units(units: list[Unit]) -> list[tuple[Any, ...]]:
-    """Units as plain tuples (for `marshal`, see `wirecap.analysis.sides`)."""
-    return [(u.key, u.kind, u.dialect, u.group, u.t_first, u.t_last,
-             [(it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label) for it in u.items])
-            for u in units]
+def pack_units(units: list[Unit], *, consume: bool = False) -> list[tuple[Any, ...]]:
+    """Units as plain tuples (for `marshal`, see `wirecap.analysis.sides`); the store of their long
+    bodies is not in them (`unpack_units` is given it). `consume`: the units' item lists are turned
+    into the tuples in place (the units are not usable after), so items and tuples are never all
+    held at once."""
+    out = []
+    for u in units:
+        items: list[Any] = u.items if consume else list(u.items)
+        for i, it in enumerate(items):
+            items[i] = (it.kind, it.index, it.sig, it.body, it.seq, it.ch, it.t, it.label, it.ref)
+        out.append((u.key, u.kind, u.dialect, u.group, u.t_first, u.t_last, items))
+    return out
 
 
-def unpack_units(packed: list[tuple[Any, ...]]) -> list[Unit]:
-    return [Unit(key, kind, dialect, group, [Item(*it) for it in items], t_first, t_last)
-            for key, kind, dialect, group, t_first, t_last, items in packed]
+def unpack_units(packed: list[tuple[Any, ...]], store: BodyStore | None = None) -> list[Unit]:
+    """The units of `pack_units`; the packed item lists become the units' lists (changed in place)."""
+    units = []
+    for key, kind, dialect, group, t_first, t_last, items in packed:
+        for i, it in enumerate(items):
+            items[i] = Item(*it, store if it[8] >= 0 else None) if len(it) > 8 else Item(*it)
+        units.append(Unit(key, kind, dialect, group, items, t_first, t_last))
+    return units
+
+
+def _interned(sigs: dict[tuple[Any, ...], tuple[Any, ...]], sig: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One shared tuple per distinct signature (a few dozen per capture, not one per item)."""
+    try:
+        return sigs.setdefault(sig, sig)
+    except TypeError:  # (an unhashable part: kept as it is)
+        return sig
+
+
+def new_item(kind: str, index: int, sig: tuple[Any, ...], body: bytes, seq: tuple[int, ...], ch: str, t: float,
+             store: BodyStore | None) -> Item:
+    """An item whose canonical JSON `body`, when long, goes to `store` (memory stays bounded: see
+    `wirecap.analysis.spill`). stderr lines stay whole: they are sorted and searched by content."""
+    if store is None or len(body) <= INLINE_MAX or _is_stderr(ch):
+        return Item(kind, index, sig, body, seq, ch, t)
+    return Item(kind, index, sig, body_key(body), seq, ch, t, "", store.put(body), store)
 
 
 @dataclass(slots=True)
@@ -149,6 +192,7 @@ class Change:
     a: Item | None
     b: Item | None
     fields: list[tuple[str, Any, Any]] = field(default_factory=list)
+    shown: bool = True  # False past `SHOWN_MAX`: counted only (no fields, not in the view or --json)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "kind": self.kind}
@@ -217,6 +261,7 @@ class DiffResult:
     notes_b: list[Any] = field(default_factory=list)
     items_a: int = 0
     items_b: int = 0
+    not_shown: int = 0  # differences past `SHOWN_MAX`, counted but not detailed
     warnings: list[str] = field(default_factory=list)  # the readers' complaints: lines skipped, interrupted
 
     @property
@@ -292,9 +337,11 @@ class DiffResult:
             out["channels"] = [
                 {"a": p.a.key if p.a else None, "b": p.b.key if p.b else None,
                  "dialect": (p.a or p.b).dialect if (p.a or p.b) else None,  # type: ignore[union-attr]
-                 "changes": [c.to_json() for c in p.changes]}
+                 "changes": [c.to_json() for c in p.changes if c.shown]}
                 for p in self.pairs
             ]
+            if self.not_shown:
+                out["not_shown"] = self.not_shown
         if self.timing_checked:
             out["timing"] = {"checked": self.timing_checked, "regressions": [t.to_json() for t in self.timing]}
         if self.warnings:
@@ -446,8 +493,11 @@ class ItemBuilder:
     compact form (canonical bytes) as soon as nothing can change it any more (a tool call once its
     result is complete), so memory holds only the items still open, not the decoded events."""
 
-    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True) -> None:
+    def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True,
+                 store: BodyStore | None = None) -> None:
         self.normalizer = normalizer
+        self.store = store  # where long bodies go (None: kept in the items)
+        self._sigs: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one tuple per distinct signature
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.chunks = chunks
         self.unit_of = unit_of
@@ -634,7 +684,7 @@ class ItemBuilder:
             body = _canon(self.normalizer(content, (kind, index)))
         if self.env is not None:
             body = _mask(body, self.env)
-        return Item(kind, index, sig, body, seq, ch, t)
+        return new_item(kind, index, _interned(self._sigs, sig), body, seq, ch, t, self.store)
 
 
 def _usage_first(slots: list[Item]) -> list[Item]:
@@ -736,8 +786,10 @@ class WireBuilder:
     DETECT_AFTER = DETECT_MSGS  # as many first messages as the decoders' detection reads
 
     def __init__(self, ignore: tuple[str, ...], keep: tuple[str, ...], *, only: str | None = None,
-                 shapes: bool = True) -> None:
+                 shapes: bool = True, store: BodyStore | None = None) -> None:
         self.ignore = ignore
+        self.store = store  # where long bodies go (None: kept in the items)
+        self._sigs: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one tuple per distinct signature
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.keep = keep
         self.only = only
@@ -844,7 +896,8 @@ class WireBuilder:
             body = _mask(body, self.env)
         n = self._counts.get((u.key, kind), 0)
         self._counts[(u.key, kind)] = n + 1
-        u.items.append(Item(kind, n, sig, body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0)))
+        u.items.append(new_item(kind, n, _interned(self._sigs, sig), body, (rec.get("seq", 0),), u.key, float(rec.get("t") or 0.0),
+                                self.store))
 
     def finish(self) -> dict[str, Unit]:
         for key in list(self._pending):
@@ -941,9 +994,24 @@ def pair_units(a: list[Unit], b: list[Unit]) -> list[tuple[Unit | None, Unit | N
     return pairs
 
 
-def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tuple[str, int, int, int, int] | Change]:
-    """Align two item lists: equal spans and Changes (changed pairs carry field-level differences)."""
+def diff_items(a: list[Item], b: list[Item], *, wire: bool = False,
+               budget: list[int] | None = None) -> list[tuple[str, int, int, int, int] | Change]:
+    """Align two item lists: equal spans and Changes (changed pairs carry field-level differences).
+    `budget` (one int, shared by the pairs of a diff): how many more changes are detailed; the rest
+    have `shown` False and no fields (`SHOWN_MAX`)."""
     script: list[tuple[str, int, int, int, int] | Change] = []
+    left = budget if budget is not None else [len(a) + len(b) + 1]
+
+    def changed(x: Item, y: Item) -> Change:
+        left[0] -= 1
+        if left[0] < 0:
+            return Change("changed", x.kind, x, y, [], False)
+        return Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire))
+
+    def one(op: str, x: Item | None, y: Item | None) -> Change:
+        left[0] -= 1
+        return Change(op, (x or y).kind, x, y, [], left[0] >= 0)  # type: ignore[union-attr]
+
     ops = align([(x.kind, x.body) for x in a], [(x.kind, x.body) for x in b])
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
@@ -953,8 +1021,7 @@ def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tupl
         for stag, k1, k2, l1, l2 in align([x.sig for x in sub_a], [x.sig for x in sub_b]):
             if stag == "equal":
                 for ia, ib in zip(range(k1, k2), range(l1, l2), strict=True):
-                    x, y = sub_a[ia], sub_b[ib]
-                    script.append(Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire)))
+                    script.append(changed(sub_a[ia], sub_b[ib]))
                 continue
             if stag == "replace":
                 # same-kind pairs in a replaced run are still "changed", in order
@@ -964,16 +1031,16 @@ def diff_items(a: list[Item], b: list[Item], *, wire: bool = False) -> list[tupl
                     y = next((c for c in rest_b if c.kind == x.kind), None)
                     if y is not None:
                         rest_b.remove(y)
-                        script.append(Change("changed", x.kind, x, y, item_field_diffs(x, y, wire=wire)))
+                        script.append(changed(x, y))
                     else:
-                        script.append(Change("removed", x.kind, x, None))
+                        script.append(one("removed", x, None))
                 for y in rest_b:
-                    script.append(Change("added", y.kind, None, y))
+                    script.append(one("added", None, y))
                 continue
             for x in sub_a[k1:k2]:
-                script.append(Change("removed", x.kind, x, None))
+                script.append(one("removed", x, None))
             for y in sub_b[l1:l2]:
-                script.append(Change("added", y.kind, None, y))
+                script.append(one("added", None, y))
     return script
 
 
@@ -1084,16 +1151,27 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
         _check_dialects(a, b, {s.get("dialect") for s in sa}, {s.get("dialect") for s in sb})
         result.stats = stats_rows(sa, sb)
     else:
+        # long bodies are kept aside (`wirecap.analysis.spill`); B's store shares its file with a forked child
+        store_a, store_b = BodyStore(), BodyStore()
+        if can_fork():
+            store_b.open_file()
         with paused_gc():
-            def side(path: str, kind: str, c: str | None) -> tuple[list[Unit], list[str]]:
+            def side(path: str, kind: str, c: str | None, store: BodyStore) -> tuple[list[Unit], list[str]]:
                 warnings: list[str] = []
                 if level == "events":
-                    return _event_units(path, kind, c, ignore, keep, chunks, warnings, shapes), warnings
-                return _wire_units(path, c, ignore, keep, warnings, shapes), warnings
+                    return _event_units(path, kind, c, ignore, keep, chunks, warnings, shapes, store), warnings
+                return _wire_units(path, c, ignore, keep, warnings, shapes, store), warnings
+
+            def pack_b(s: tuple[list[Unit], list[str]]) -> tuple[Any, ...]:  # (in the child)
+                store_b.seal()
+                return pack_units(s[0], consume=True), s[1], store_b.state()
+
+            def unpack_b(p: tuple[Any, ...]) -> tuple[list[Unit], list[str]]:
+                store_b.adopt(p[2])
+                return unpack_units(p[0], store_b), list(p[1])
 
             (units_a, warn_a), (units_b, warn_b) = build_both(
-                lambda: side(a, kind_a, ch_a), lambda: side(b, kind_b, ch_b),
-                lambda s: (pack_units(s[0]), s[1]), lambda p: (unpack_units(p[0]), list(p[1])))
+                lambda: side(a, kind_a, ch_a, store_a), lambda: side(b, kind_b, ch_b, store_b), pack_b, unpack_b)
             result.warnings = warn_a + warn_b
             for path, units, c in ((a, units_a, ch_a), (b, units_b, ch_b)):
                 if c is not None and not units:
@@ -1102,11 +1180,13 @@ def diff_captures(a: str, b: str, *, level: str = "events", ch: str | None = Non
             if ch_a is not None:  # one channel each: compare them whatever their groups
                 for u in (*units_a, *units_b):
                     u.group = ("picked",)
+            budget = [SHOWN_MAX]
             for ua, ub in pair_units(units_a, units_b):
                 pd = PairDiff(ua, ub)
                 if ua is not None and ub is not None:
-                    pd.script = diff_items(ua.items, ub.items, wire=level == "wire")
+                    pd.script = diff_items(ua.items, ub.items, wire=level == "wire", budget=budget)
                 result.pairs.append(pd)
+            result.not_shown = max(0, -budget[0])
         result.items_a = sum(len(u.items) for u in units_a)
         result.items_b = sum(len(u.items) for u in units_b)
         if threshold is not None:
@@ -1141,7 +1221,8 @@ def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
 
 
 def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                 chunks: bool, warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
+                 chunks: bool, warnings: list[str] | None = None, shapes: bool = True,
+                 store: BodyStore | None = None) -> list[Unit]:
     # (the side's cwd from its process record: CodeBuddy names its project folder, a slug of the cwd,
     # in a prompt long before any item states the cwd itself)
     env = EnvMask() if shapes else None
@@ -1150,7 +1231,7 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
     dialect = first.dialect if first is not None else None
     extra = [f"unparsed[*].raw.{p}" for p in _volatile(dialect)]
     builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
-                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes)
+                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes, store=store)
     builder.env = env
     try:
         if first is not None:
@@ -1167,10 +1248,11 @@ def _event_units(path: str, kind: str, ch: str | None, ignore: tuple[str, ...], 
 
 
 def _wire_units(path: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...],
-                warnings: list[str] | None = None, shapes: bool = True) -> list[Unit]:
+                warnings: list[str] | None = None, shapes: bool = True,
+                store: BodyStore | None = None) -> list[Unit]:
     from wirecap.capture.reader import CaptureReader
 
-    builder = WireBuilder(ignore, keep, only=ch, shapes=shapes)
+    builder = WireBuilder(ignore, keep, only=ch, shapes=shapes, store=store)
     with CaptureReader(path) as reader:
         for rec in reader:
             builder.feed(rec)

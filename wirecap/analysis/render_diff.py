@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.analysis.diff import Change, DiffResult, Item, PairDiff
+from wirecap.analysis.diff import SHOWN_MAX, Change, DiffResult, Item, PairDiff
 from wirecap.analysis.normalize import MISSING
 
 _COLORS = {"-": "\x1b[31m", "+": "\x1b[32m", "~": "\x1b[33m", "@": "\x1b[36m", "#": "\x1b[35m", "!": "\x1b[1;31m"}
@@ -35,6 +35,9 @@ def render_unified(result: DiffResult, color: bool = False, context: int = 3) ->
             emit("@", f"+++ B {result.b}")
         for pair in result.pairs:
             _render_pair(pair, result, emit, context)
+        if result.not_shown:
+            emit("@", f"… {result.not_shown} more difference{'s' if result.not_shown != 1 else ''} not shown "
+                      f"(the view details the first {SHOWN_MAX}; the counts below include all)")
     for flag in result.timing:
         emit("!", flag.describe())
     out.append(result.summary_line())
@@ -49,7 +52,7 @@ def _render_pair(pair: PairDiff, result: DiffResult, emit, context: int) -> None
         side = "A" if pair.b is None else "B"
         emit(sign, f"channel {u.key} ({u.dialect or u.kind}, {len(u.items)} items) only in {side}")
         return
-    if not pair.changes:
+    if not pair.changes or not pair.changes[0].shown:
         return
     emit("@", f"@@ {pair.title} @@")
     a_items, b_items = pair.a.items, pair.b.items
@@ -57,6 +60,8 @@ def _render_pair(pair: PairDiff, result: DiffResult, emit, context: int) -> None
     n = len(script)
     for k, entry in enumerate(script):
         if isinstance(entry, Change):
+            if not entry.shown:  # past SHOWN_MAX: counted only (render_unified says so)
+                return
             _change(emit, entry, result)
             continue
         _, i1, i2, j1, _j2 = entry
