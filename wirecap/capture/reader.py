@@ -122,6 +122,11 @@ class CaptureReader:
         except CaptureFormatError:
             self._f.close()
             raise
+        from wirecap.capture.schema import header_shape_problems
+
+        for name, what in header_shape_problems(self.header).items():  # wrong-typed: left out, said
+            del self.header[name]
+            self._problem(1, f"header {what} (ignored)")
         self._consumed = False
 
     def __enter__(self) -> CaptureReader:
@@ -166,6 +171,8 @@ class CaptureReader:
         # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
         # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
         # the shortest path, defects are sorted out in the slow branches.
+        from wirecap.capture.schema import shape_problem as shape
+
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         expected = 1
@@ -203,6 +210,12 @@ class CaptureReader:
                         continue
                     self._problem(lineno, f"seq {seq} where {expected} was expected")
                 expected = seq + 1
+                bad = shape(rec)
+                if bad is not None:  # a field of the wrong type: no consumer has to cope with it
+                    passed += 1
+                    self.skipped += 1
+                    self._problem(lineno, f"seq {seq}: {rec.get('type')} record skipped: {bad}")
+                    continue
                 t = rec.get("t")
                 if t.__class__ is float and t >= last_t:
                     last_t = t
