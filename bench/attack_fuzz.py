@@ -284,7 +284,7 @@ def not_a_capture(data: bytes) -> bool:
     first = data.split(b"\n", 1)[0]
     try:
         header = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return True
     return not (isinstance(header, dict) and header.get("type") == "header"
                 and type(header.get("wirecap")) is int and header["wirecap"] == 1)
@@ -384,7 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = [pool.submit(run_one, args.wirecap, i, args.seed, workdir, args.timeout) for i in range(args.n)]
             for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
-                results.append(fut.result())
+                try:
+                    results.append(fut.result())
+                except Exception as e:  # noqa: BLE001 - a bug of this script must not lose the other runs
+                    print(f"  harness error: {type(e).__name__}: {e}", file=sys.stderr)
                 if n % 200 == 0:
                     print(f"  {n}/{args.n} runs, {time.monotonic() - t0:.0f} s", file=sys.stderr)
     finally:

@@ -314,7 +314,8 @@ def test_record_fields_of_any_value(base: str, data: st.DataObject, names: list[
         i = data.draw(st.integers(0, len(records) - 1))
         rec = records[i] = dict(records[i])
         kind = rec.get("type")
-        field = data.draw(st.sampled_from([*FIELDS.get(kind, []), *rec]))  # type: ignore[arg-type]
+        known = FIELDS.get(kind, []) if isinstance(kind, str) else []
+        field = data.draw(st.sampled_from([*known, *rec]))
         if data.draw(st.booleans()) and field in rec:
             del rec[field]
         else:
@@ -442,6 +443,47 @@ def test_unreadable_input_exits_2(case: str, tmp_path: Path) -> None:
 def test_missing_file_and_directory_exit_2(tmp_path: Path) -> None:
     for cap in (tmp_path / "nothing.jsonl", tmp_path):
         run_all(cap, CAPTURES / BASES[0], tmp_path, unreadable=True)
+
+
+# --- diff of universal-event files (`wirecap convert` output), damaged -------------------------------
+
+_EVENT_FIELDS = ["kind", "ch", "seq", "t", "dialect", "item", "id", "role", "data"]
+
+
+@pytest.fixture(scope="module")
+def event_lines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[bytes]]:
+    out = {}
+    for base in (BASES[0], BASES[2]):
+        path = tmp_path_factory.mktemp("events") / "events.jsonl"
+        rc, _, err = run_cli(["convert", "-o", str(path), str(CAPTURES / base)])
+        assert rc == 0, err
+        out[base] = path.read_bytes().splitlines()
+    return out
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(base=st.sampled_from([BASES[0], BASES[2]]), data=st.data())
+def test_diff_event_files_with_any_values(base: str, data: st.DataObject, event_lines: dict[str, list[bytes]],
+                                          tmp_path: Path) -> None:
+    lines = list(event_lines[base])
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(lines) - 1))
+        obj = orjson.loads(lines[i])
+        where = data.draw(st.sampled_from([*_EVENT_FIELDS, "data.*"]))
+        if where == "data.*" and isinstance(obj.get("data"), dict) and obj["data"]:
+            obj["data"][data.draw(st.sampled_from(sorted(obj["data"])))] = data.draw(json_value)
+        else:
+            obj[where] = data.draw(json_value)
+        lines[i] = orjson.dumps(obj)
+    a, b = tmp_path / "a.events.jsonl", tmp_path / "b.events.jsonl"
+    a.write_bytes(b"\n".join(event_lines[base]) + b"\n")
+    b.write_bytes(b"\n".join(lines) + b"\n")
+    for args in (["diff", str(a), str(b)], ["diff", "--json", str(b), str(a)], ["diff", "--summary", str(b), str(b)]):
+        rc, _, err = run_cli(args)
+        assert "Traceback" not in err and rc in (0, 1, 2), (args, rc, err)
+        if rc == 2:
+            assert err.startswith("wirecap: ") and "b.events.jsonl:" in err, err
 
 
 # --- import: fuzzed sources of every kind -------------------------------------------------------------

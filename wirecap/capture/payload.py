@@ -99,6 +99,22 @@ def payload_bytes(record: dict[str, Any]) -> bytes:
     return b""
 
 
+JSON_DEPTH = 254  # the deepest JSON orjson writes (it refuses deeper values with "Recursion limit reached")
+
+
+def json_problem(record: dict[str, Any], line: bytes) -> str | None:
+    """Why the `json` payload of `record` (read from `line`) cannot be written back as bytes, or None.
+    A writer keeps such a payload as `text`; a record holding it anyway is damaged. Cheap: only a line
+    with more than JSON_DEPTH brackets can nest that deep, and only then is the payload serialized."""
+    if line.count(b"[") + line.count(b"{") <= JSON_DEPTH or "json" not in record:
+        return None
+    try:
+        orjson.dumps(record["json"])
+    except TypeError as e:
+        return f"json payload cannot be written back ({e}; deeper than {JSON_DEPTH} levels?)"
+    return None
+
+
 def payload_text(record: dict[str, Any]) -> str:
     """The payload as text for display and matching (binary decoded with replacement)."""
     if "raw" in record:

@@ -171,6 +171,7 @@ class CaptureReader:
         # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
         # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
         # the shortest path, defects are sorted out in the slow branches.
+        from wirecap.capture.payload import json_problem
         from wirecap.capture.schema import shape_problem as shape
 
         loads = orjson.loads
@@ -210,7 +211,7 @@ class CaptureReader:
                         continue
                     self._problem(lineno, f"seq {seq} where {expected} was expected")
                 expected = seq + 1
-                bad = shape(rec)
+                bad = shape(rec) or json_problem(rec, line)
                 if bad is not None:  # a field of the wrong type: no consumer has to cope with it
                     passed += 1
                     self.skipped += 1

@@ -420,6 +420,9 @@ def _compile(schema: Any, v: _Validator) -> _Check | None:
         wanted = " or ".join(names)
         checks.append(lambda x: None if x.__class__ in classes
                       else ("", f"expected {wanted}, got {_NAMES.get(x.__class__, x.__class__.__name__)}"))
+    if "pattern" in schema:  # b64 and raw_b64: undecodable base64 would fail every consumer
+        rx, pattern = _regex(schema["pattern"]), schema["pattern"]
+        checks.append(lambda x: None if x.__class__ is not str or rx.search(x) else ("", f"does not match {pattern}"))
     item = _compile(schema.get("items"), v)
     if item is not None:
         def items(x: Any, item: _Check = item) -> tuple[str, str] | None:
@@ -516,7 +519,7 @@ def _plain_classes(schema: Any, v: _Validator) -> frozenset[type] | None:
     """The classes a value of `schema` may have when its type is all there is to check, else None."""
     if isinstance(schema, dict) and "$ref" in schema:
         schema = v.resolve(schema["$ref"])
-    if not isinstance(schema, dict) or "items" in schema or "properties" in schema or "additionalProperties" in schema:
+    if not isinstance(schema, dict) or any(k in schema for k in ("items", "properties", "additionalProperties", "pattern")):
         return None
     if "type" in schema:
         names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
@@ -570,7 +573,8 @@ def shape_problem(record: dict[str, Any]) -> str | None:
     """What is wrong with the JSON types of `record`'s fields (`field text: expected string, got
     integer`), or None. Records of a type this wirecap does not know are not checked (the decoders
     call them unparsed). For the header, pass the parsed header line."""
-    check = (_SHAPES or _load_shapes()).get(record.get("type"))  # type: ignore[arg-type]
+    kind = record.get("type")
+    check = (_SHAPES or _load_shapes()).get(kind) if kind.__class__ is str else None
     if check is None:
         return None
     bad = check(record)
