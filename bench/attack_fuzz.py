@@ -268,8 +268,19 @@ def schema_invalid(path: str) -> bool:
         problems = validate_capture_file(path)
     except Exception:  # noqa: BLE001 - the checker itself failing means: do not judge
         return False
-    # a missing end record alone is an interrupted capture, which the format allows readers to accept
-    return any("no end record" not in p and "torn line" not in p for p in problems)
+    # A missing end record and a damaged last line make an interrupted capture, which the format allows
+    # (a recorder may be killed mid-write): validate says so with a warning, not an error.
+    from wirecap.capture.reader import open_binary
+
+    last = 0
+    try:
+        with open_binary(path) as f:
+            for _ in f:
+                last += 1
+    except Exception:  # noqa: BLE001 - a damaged compressed stream: its lines so far
+        pass
+    return any("no end record" not in p and "torn line" not in p and not p.startswith(f"{path}:{last}:")
+               for p in problems)
 
 
 def not_a_capture(data: bytes) -> bool:
@@ -304,14 +315,64 @@ def traceback_key(stderr: str) -> str:
     return f"{os.path.basename(last[0])}:{last[1]} {last[2]} {exc}"
 
 
-def run_one(wirecap: str, i: int, seed: int, workdir: str, timeout: float) -> dict[str, Any]:
+def judge(name: str, finding: bool, data: bytes, cap: Path, rc: int | None, tb: bool, stderr: str) -> str:
+    """What is wrong with the exit status of one run ("" when nothing). `cap` must hold `data`."""
+    junk = not_a_capture(data)
+    if rc is None:
+        return ""  # (a timeout, counted apart)
+    if "internal error" in stderr and rc == 3:
+        return "internal error (exit 3)"
+    if tb:
+        return "exit 1 (traceback)" if rc == 1 and (junk or finding) else ""
+    if rc == 1 and junk:
+        return "exit 1 on unreadable input"
+    if rc == 1 and not finding:
+        return "exit 1 from a command without findings"
+    if name == "replay exec":
+        return ""  # it exits as the recorded process did
+    if rc not in (0, 1, 2) and not (name == "replay serve" and rc in (-15, 143, 130)):
+        return f"exit {rc}"
+    if rc == 0 and name.startswith("validate") and not junk and schema_invalid(str(cap)):
+        return "validate exit 0 on a schema-invalid capture"
+    return ""
+
+
+def case(i: int, seed: int) -> tuple[str, bytes, str, bytes | None, str, list[str], bool]:
+    """Run i's input and command: (what, bytes, original, notes sidecar, command name, argv template, finding)."""
     rng = random.Random(f"{seed}:{i}")
     what, data, orig, notes = mutate(rng)
     name, template, finding = COMMANDS[rng.randrange(len(COMMANDS))]
+    return what, data, orig, notes, name, template, finding
+
+
+def input_path(d: Path, data: bytes) -> Path:
+    suffix = ".jsonl.gz" if data[:2] == b"\x1f\x8b" else ".jsonl.zst" if data[:4] == b"\x28\xb5\x2f\xfd" else ".jsonl"
+    return d / f"in{suffix}"
+
+
+def rejudge(path: str, seed: int) -> list[dict[str, Any]]:
+    """The results of an earlier --json run, their exit statuses judged again by this script's `judge`
+    (the inputs are rebuilt from the seed; no command runs)."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="wirecap-rejudge-") as tmp:
+        with open(path) as f:
+            lines = f.readlines()
+        for line in lines:
+            r = json.loads(line)
+            what, data, _orig, _notes, name, _template, finding = case(r["i"], seed)
+            cap = input_path(Path(tmp), data)
+            cap.write_bytes(data)
+            stderr = r.get("stderr_tail", "")
+            r["violation"] = judge(name, finding, data, cap, r["rc"], r["traceback"], stderr)
+            out.append(r)
+    return out
+
+
+def run_one(wirecap: str, i: int, seed: int, workdir: str, timeout: float) -> dict[str, Any]:
+    what, data, orig, notes, name, template, finding = case(i, seed)
     d = Path(workdir) / f"r{i}"
     d.mkdir()
-    suffix = ".jsonl.gz" if data[:2] == b"\x1f\x8b" else ".jsonl.zst" if data[:4] == b"\x28\xb5\x2f\xfd" else ".jsonl"
-    cap = d / f"in{suffix}"
+    cap = input_path(d, data)
     cap.write_bytes(data)
     if notes is not None:
         (d / "in.notes.jsonl").write_bytes(notes)
@@ -346,19 +407,7 @@ def run_one(wirecap: str, i: int, seed: int, workdir: str, timeout: float) -> di
     seconds = time.monotonic() - t0
     stderr = err.decode("utf-8", "replace")
     tb = "Traceback (most recent call last)" in stderr
-    violation = ""
-    junk = not_a_capture(data)
-    if rc is not None and not tb:
-        if rc == 1 and junk:
-            violation = "exit 1 on unreadable input"
-        elif rc == 1 and not finding:
-            violation = "exit 1 from a command without findings"
-        elif rc not in (0, 1, 2) and not (name == "replay serve" and rc in (-15, 143, 130)):
-            violation = f"exit {rc}"
-        elif rc == 0 and name.startswith("validate") and not junk and schema_invalid(str(cap)):
-            violation = "validate exit 0 on a schema-invalid capture"
-    elif tb and rc == 1 and (junk or finding):
-        violation = "exit 1 (traceback)"
+    violation = judge(name, finding, data, cap, rc, tb, stderr)
     no_message = rc == 2 and not tb and not re.search(r"^wirecap: .+", stderr, re.M)
     shutil.rmtree(d, ignore_errors=True)
     return {"i": i, "what": what, "cmd": name, "rc": rc, "traceback": tb, "key": traceback_key(stderr) if tb else "",
@@ -376,10 +425,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as hung")
     ap.add_argument("--json", metavar="OUT", help="also write every run's result as JSON lines to OUT")
     ap.add_argument("--show", type=int, default=10, help="distinct tracebacks / violations to list")
+    ap.add_argument("--rejudge", metavar="JSON", help="judge the results of an earlier --json run again (same --seed)")
     args = ap.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="wirecap-attack-fuzz-")
     t0 = time.monotonic()
     results: list[dict[str, Any]] = []
+    if args.rejudge:
+        results = rejudge(args.rejudge, args.seed)
+        args.n = 0
+        args.wirecap = f"(rejudged {args.rejudge})"
     try:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = [pool.submit(run_one, args.wirecap, i, args.seed, workdir, args.timeout) for i in range(args.n)]

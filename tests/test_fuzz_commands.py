@@ -538,3 +538,24 @@ def test_replay_serve_wrong_typed_fields(kind: str, tmp_path: Path) -> None:
             p.wait()
     assert b"Traceback" not in err and b"internal error" not in err, err.decode()
     assert p.returncode in (0, 1, 2, 130, -signal.SIGTERM), (p.returncode, err.decode())
+
+
+# --- the last resort: a bug is one line and exit 3 (no input above may reach it) -------------------------
+
+def test_internal_error_is_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import wirecap.cli.info_cmd as info_cmd
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("simulated bug\nsecond line")
+
+    monkeypatch.setattr(info_cmd, "build_inventory", broken)
+    monkeypatch.delenv("WIRECAP_DEBUG")
+    rc, out, err = run_cli(["info", str(CAPTURES / BASES[0])])
+    assert rc == INTERNAL_ERROR == 3
+    assert err.count("\n") == 1 and err.startswith("wirecap: internal error: RuntimeError: simulated bug second line")
+    assert "WIRECAP_DEBUG=1" in err and "Traceback" not in err
+    monkeypatch.setenv("WIRECAP_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="simulated bug"):
+        main(["info", str(CAPTURES / BASES[0])])
+    rc, out, err = run_cli(["--help"])
+    assert "3 an internal" in " ".join(out.split())
