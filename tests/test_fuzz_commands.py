@@ -348,6 +348,10 @@ BYTE_CASES: dict[str, Any] = {
     "deep-arrays-100k": lambda b: _splice(b, _msg_index(b), _msg_line(b, b"[" * 100_000 + b"]" * 100_000)),
     "deep-objects-2000": lambda b: _splice(b, _msg_index(b), _msg_line(b, b'{"a":' * 2000 + b"1" + b"}" * 2000)),
     "deep-arrays-500": lambda b: _splice(b, _msg_index(b), _msg_line(b, b"[" * 500 + b"]" * 500)),
+    # just under the deepest JSON a writer keeps as `json` (254): every consumer walks it
+    "deep-arrays-254": lambda b: _splice(b, _msg_index(b), _msg_line(b, b"[" * 253 + b"]" * 253)),
+    "deep-objects-254": lambda b: _splice(b, _msg_index(b), _msg_line(
+        b, b'{"type":"x","content":' * 253 + b"1" + b"}" * 253)),
     "huge-int": lambda b: _splice(b, _msg_index(b), _msg_line(b, b"1" + b"0" * 400)),
     "huge-float": lambda b: _splice(b, _msg_index(b), _msg_line(b, b"1e400")),
     "u64-seq": lambda b: _splice(b, 1, b'{"seq":18446744073709551615,"t":0,"type":"error","message":"x"}'),
@@ -419,6 +423,17 @@ def test_byte_level_damage(case: str, tmp_path: Path) -> None:
     if case.startswith("huge"):  # a few MB: the commands that read every byte their own way
         names = ["info", "cat --json", "convert", "validate", "stats", "diff", "report -f md", "export", "replay exec"]
     run_all(cap, CAPTURES / base, tmp_path, names=names)
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_deepest_json_payload_every_dialect(base: str, tmp_path: Path) -> None:
+    """A payload as deep as a writer keeps as `json` (254 levels) goes through every command, whose
+    events and reports nest it deeper still."""
+    for case in ("deep-arrays-254", "deep-objects-254"):
+        cap = tmp_path / f"{case}.jsonl"
+        cap.write_bytes(BYTE_CASES[case](base))
+        run_all(cap, CAPTURES / base, tmp_path, names=["info --json", "cat", "convert", "validate --json", "stats --json",
+                                                        "diff", "report --json", "report -f html", "export"])
 
 
 def test_schema_damage_makes_validate_exit_1(tmp_path: Path) -> None:
