@@ -163,11 +163,11 @@ FIELDS: dict[str, list[str]] = {
              "http_version", "seq", "t", "type"],
     "msg": ["ch", "dir", "json", "text", "b64", "raw", "raw_b64", "binary", "sse", "truncated", "eol", "flags", "note",
             "encoding", "seq", "t", "type"],
-    "response": ["ch", "status", "reason", "headers", "sse", "encoding", "lines", "http_version", "note"],
+    "response": ["ch", "status", "reason", "headers", "sse", "encoding", "lines", "http_version", "note", "text"],
     "close": ["ch", "code", "reason", "by", "status", "ttfb", "duration", "bytes", "exit_code", "signal", "lines",
-              "error", "incomplete", "downstream_closed"],
-    "error": ["ch", "where", "message"],
-    "end": ["records", "bytes", "errors", "duration"],
+              "error", "incomplete", "downstream_closed", "b64"],
+    "error": ["ch", "where", "message", "raw"],
+    "end": ["records", "bytes", "errors", "duration", "b64", "text"],
 }
 
 
@@ -359,6 +359,8 @@ BYTE_CASES: dict[str, Any] = {
     "nan": lambda b: _splice(b, _msg_index(b), _msg_line(b, b"NaN")),
     "infinity-t": lambda b: _splice(b, 2, b'{"seq":2,"t":Infinity,"type":"error","message":"x"}'),
     "huge-t": lambda b: _splice(b, 2, b'{"seq":2,"t":1e308,"type":"error","message":"x"}'),
+    "extreme-t": lambda b: dump([r | {"t": (1e308, -1e308, 0.0)[i % 3]} if i in (3, 5, 6, 8) else r
+                                 for i, r in enumerate(load(b))]),
     "nan-string": lambda b: _splice(b, _msg_index(b), _msg_line(b, b'"NaN"')),
     "huge-line": lambda b: _splice(b, _msg_index(b), _msg_line(b, b'"' + b"A" * (3 << 20) + b'"')),
     "huge-junk-line": lambda b: _splice(b, 2, b"x" * (2 << 20)),

@@ -534,10 +534,14 @@ def _plain_classes(schema: Any, v: _Validator) -> frozenset[type] | None:
 def _shape_checks() -> dict[str, _Check]:
     v = _validator()
     base = v.resolve("#/$defs/record")
+    # The payload fields mean the same on every record (redaction and the payload helpers read them
+    # wherever they are), so their types are checked on every record type, not only on msg.
+    msg_props = v.resolve("#/$defs/msg")["properties"]
+    payload = {k: msg_props[k] for k in ("json", "text", "b64", "raw", "raw_b64")}
     out: dict[str, _Check] = {}
     for kind in base["properties"]["type"]["enum"]:
         body = v.resolve(f"#/$defs/{kind}")
-        merged = {**body, "properties": {**base["properties"], **body.get("properties", {})},
+        merged = {**body, "properties": {**base["properties"], **payload, **body.get("properties", {})},
                   "required": sorted({*base["required"], *body.get("required", ())})}
         out[kind] = _compile_object(merged, v)
     return out
