@@ -215,7 +215,8 @@ class CaptureReader:
                 if bad is not None:  # a field of the wrong type: no consumer has to cope with it
                     passed += 1
                     self.skipped += 1
-                    self._problem(lineno, f"seq {seq}: {rec.get('type')} record skipped: {bad}")
+                    kind = rec.get("type")
+                    self._problem(lineno, f"seq {seq}: {kind if kind.__class__ is str else 'a'} record skipped: {bad}")
                     continue
                 t = rec.get("t")
                 if t.__class__ is float and t >= last_t:

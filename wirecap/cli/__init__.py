@@ -128,7 +128,12 @@ def main(argv: list[str] | None = None) -> None:
         import os
 
         if os.environ.get("WIRECAP_DEBUG"):
-            raise
+            if argv is not None:  # called from Python (tests): the exception itself
+                raise
+            import traceback
+
+            traceback.print_exc()
+            sys.exit(INTERNAL_ERROR)
         what = " ".join(str(e).split())[:200]
         click.echo(f"wirecap: internal error: {type(e).__name__}{': ' + what if what else ''} — please report "
                    f"it; WIRECAP_DEBUG=1 shows the traceback", err=True)
