@@ -123,7 +123,7 @@ def json_problem(record: dict[str, Any], line: bytes) -> str | None:
     """Why the `json` payload of `record` (read from `line`) cannot be written back as bytes, or None.
     A writer keeps such a payload as `text`; a record holding it anyway is damaged. Cheap: only a line
     with more than JSON_DEPTH brackets can nest that deep, and only then is the payload serialized."""
-    if line.count(b"[") + line.count(b"{") <= JSON_DEPTH or "json" not in record:
+    if len(line) <= 2 * JSON_DEPTH or line.count(b"[") + line.count(b"{") <= JSON_DEPTH or "json" not in record:
         return None
     try:
         orjson.dumps(record["json"])

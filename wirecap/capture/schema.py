@@ -480,7 +480,7 @@ def _compile_object(schema: dict[str, Any], v: _Validator) -> _Check | None:
     # A record's verdict depends on its field names and their classes only, except for fields with
     # inner structure (headers, sse, argv, flags): so the verdict of each (names, classes) signature is
     # computed once and cached, and only the inner fields are looked into for every record.
-    verdicts: dict[tuple[tuple[str, ...], tuple[type, ...]], tuple[str, ...] | None] = {}
+    verdicts: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
 
     def verdict(x: dict[str, Any]) -> tuple[str, ...] | None:
         """None: the signature fails; else the fields whose insides must be checked."""
@@ -499,7 +499,7 @@ def _compile_object(schema: dict[str, Any], v: _Validator) -> _Check | None:
     def obj(x: Any) -> tuple[str, str] | None:
         if x.__class__ is not dict:
             return None  # the type check, if any, says so
-        sig = (tuple(x), tuple(map(type, x.values())))
+        sig = (*x, *map(type, x.values()))  # names then classes: never ambiguous (a name is no class)
         try:
             inner = verdicts[sig]
         except KeyError:
