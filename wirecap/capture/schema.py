@@ -544,6 +544,8 @@ def _shape_checks() -> dict[str, _Check]:
         merged = {**body, "properties": {**base["properties"], **payload, **body.get("properties", {})},
                   "required": sorted({*base["required"], *body.get("required", ())})}
         out[kind] = _compile_object(merged, v)
+    # A record of a type this wirecap does not know (a newer writer's): what every record has.
+    out["*"] = _compile_object(base, v)
     return out
 
 
@@ -575,13 +577,12 @@ def _load_shapes() -> dict[str, _Check]:
 
 def shape_problem(record: dict[str, Any]) -> str | None:
     """What is wrong with the JSON types of `record`'s fields (`field text: expected string, got
-    integer`), or None. Records of a type this wirecap does not know are not checked (the decoders
-    call them unparsed). For the header, pass the parsed header line."""
+    integer`), or None. A record of a type this wirecap does not know is checked for what every record
+    has (`seq`, `t`, a string `type`); the decoders call it unparsed."""
+    shapes = _SHAPES or _load_shapes()
     kind = record.get("type")
-    check = (_SHAPES or _load_shapes()).get(kind) if kind.__class__ is str else None
-    if check is None:
-        return None
-    bad = check(record)
+    check = shapes.get(kind) if kind.__class__ is str else None
+    bad = (check or shapes["*"])(record)
     if bad is None:
         return None
     path, what = bad
