@@ -163,7 +163,7 @@ FIELDS: dict[str, list[str]] = {
     "open": ["ch", "kind", "url", "method", "headers", "argv", "cwd", "env", "pid", "dialect", "proc", "stream",
              "status", "subprotocol", "response_headers", "client", "server", "started", "pty", "upstream",
              "http_version", "seq", "t", "type"],
-    "msg": ["ch", "dir", "json", "text", "b64", "raw", "raw_b64", "binary", "sse", "truncated", "eol", "flags", "note",
+    "msg": ["ch", "dir", "json", "text", "b64", "raw", "raw_b64", "headers", "binary", "sse", "truncated", "eol", "flags", "note",
             "encoding", "seq", "t", "type"],
     "response": ["ch", "status", "reason", "headers", "sse", "encoding", "lines", "http_version", "note", "text"],
     "close": ["ch", "code", "reason", "by", "status", "ttfb", "duration", "bytes", "exit_code", "signal", "lines",

@@ -19,6 +19,7 @@ import orjson
 from wirecap.errors import CaptureFormatError, WirecapError
 
 SUPPORTED_VERSION = 1
+MAX_PROBLEMS = 1000  # problems listed one by one; the rest are counted
 MAX_HEADER = 16 << 20  # a first line longer than this is not a header (binary junk without newlines)
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -98,6 +99,7 @@ class CaptureReader:
         self.follow = follow
         self.poll = poll
         self.problems: list[str] = []
+        self.unlisted = 0  # problems beyond MAX_PROBLEMS
         self.skipped = 0
         self.end: dict[str, Any] | None = None
         self.interrupted: str | None = None
@@ -140,7 +142,10 @@ class CaptureReader:
             self._f.close()
 
     def _problem(self, lineno: int, what: str) -> None:
-        self.problems.append(f"{self.path}:{lineno}: {what}")
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{self.path}:{lineno}: {what}")
+        else:  # (a file of a million junk lines: its problems are counted, not kept)
+            self.unlisted += 1
 
     def _follow_lines(self) -> Iterator[bytes]:
         """Lines of a capture that is still being written; returns once its `end` was read."""
@@ -247,6 +252,9 @@ class CaptureReader:
             self.interrupted = f"torn last line {lineno}: no newline at the end"
         if self.end is None and self.interrupted is None:
             self.interrupted = "no end record (the recorder did not stop cleanly)"
+        if self.unlisted:
+            self.problems.append(f"{self.path}: {self.unlisted} more problems like these (not listed)")
+            self.unlisted = 0
 
     def report(self) -> list[str]:
         """Human lines describing defects: problems, then interruption (call after iterating)."""
