@@ -578,3 +578,18 @@ def test_internal_error_is_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch, 
         main(["info", str(CAPTURES / BASES[0])])
     rc, out, err = run_cli(["--help"])
     assert "3 an internal" in " ".join(out.split())
+
+
+def test_reader_lists_1000_problems_and_counts_the_rest(tmp_path: Path) -> None:
+    from wirecap.capture.reader import MAX_PROBLEMS, CaptureReader
+
+    lines = (CAPTURES / BASES[0]).read_bytes().splitlines(True)
+    cap = tmp_path / "junk-lines.jsonl"
+    cap.write_bytes(lines[0] + b"junk\n" * (MAX_PROBLEMS + 500) + b"".join(lines[1:]))
+    with CaptureReader(cap) as reader:
+        n = sum(1 for _ in reader)
+    assert n == len(lines) - 1
+    assert len(reader.problems) == MAX_PROBLEMS + 1
+    assert reader.problems[-1] == f"{cap}: 500 more problems like these (not listed)"
+    rc, out, err = run_cli(["validate", "--json", str(cap)])
+    assert rc == 1 and f"{cap}: {MAX_PROBLEMS + 500 - 50} more format violations" in out

@@ -139,8 +139,9 @@ def validate_capture(path: str, *, dialect: str | None = None, options: dict[str
         fmt = FormatCheck(path, reader.header_line)
         found = validate_records(fmt.records(reader), dialect=dialect, options=options, channels=channels,
                                  strict_schema=strict_schema)
-        for problem in reader.problems:
+        for problem in reader.problems[:-1] if reader.unlisted else reader.problems:
             fmt.add(problem)
+        fmt.more += reader.unlisted  # (the reader's last problem then says how many it did not list)
         found += fmt.findings()
         if reader.interrupted:
             found.append(Finding(WARNING, "capture-interrupted", f"interrupted capture: {reader.interrupted}",

@@ -252,9 +252,8 @@ class CaptureReader:
             self.interrupted = f"torn last line {lineno}: no newline at the end"
         if self.end is None and self.interrupted is None:
             self.interrupted = "no end record (the recorder did not stop cleanly)"
-        if self.unlisted:
+        if self.unlisted:  # (the count stays in `unlisted`)
             self.problems.append(f"{self.path}: {self.unlisted} more problems like these (not listed)")
-            self.unlisted = 0
 
     def report(self) -> list[str]:
         """Human lines describing defects: problems, then interruption (call after iterating)."""
