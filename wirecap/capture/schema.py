@@ -7,6 +7,11 @@ single source of truth; this module interprets the subset of draft 2020-12 the s
 `dependentRequired`. An unknown keyword is an error (so the schema cannot silently outgrow it).
 File-level rules a per-line schema cannot express (seq gap-free, t monotonic, header first,
 `end.records`) are checked by `validate_capture_file`.
+
+Two speeds: `validate_record` / `validate_header` apply the whole schema (compiled once into closures,
+records of an already valid skeleton memoized: `wirecap validate` runs it on every record), and
+`shape_problem` / `header_shape_problems` apply only its JSON types, fast enough for the reader's hot
+loop: the reader skips a record whose fields have the wrong type, so no consumer ever meets one.
 """
 
 from __future__ import annotations
