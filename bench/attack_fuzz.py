@@ -279,8 +279,8 @@ def schema_invalid(path: str) -> bool:
                 last += 1
     except Exception:  # noqa: BLE001 - a damaged compressed stream: its lines so far
         pass
-    return any("no end record" not in p and "torn line" not in p and not p.startswith(f"{path}:{last}:")
-               for p in problems)
+    interrupted = ("no end record", "torn line", "compressed stream ends early")
+    return any(not any(w in p for w in interrupted) and not p.startswith(f"{path}:{last}:") for p in problems)
 
 
 def not_a_capture(data: bytes) -> bool:
