@@ -83,7 +83,7 @@ def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
 def line_bytes(record: dict[str, Any]) -> bytes:
     """A line's exact bytes: its payload and its terminator (`eol`, "\\n" when absent): pipe lines
     and the lines of a JSON-lines HTTP body."""
-    return payload_bytes(record) + record.get("eol", "\n").encode("ascii")
+    return payload_bytes(record) + record.get("eol", "\n").encode("utf-8", "surrogatepass")  # (any string)
 
 
 def payload_bytes(record: dict[str, Any]) -> bytes:

@@ -539,10 +539,11 @@ def _plain_classes(schema: Any, v: _Validator) -> frozenset[type] | None:
 def _shape_checks() -> dict[str, _Check]:
     v = _validator()
     base = v.resolve("#/$defs/record")
-    # The payload fields mean the same on every record (redaction and the payload helpers read them
-    # wherever they are), so their types are checked on every record type, not only on msg.
+    # The payload and header fields mean the same on every record (redaction and the payload helpers
+    # read them wherever they are), so their types are checked on every record type.
     msg_props = v.resolve("#/$defs/msg")["properties"]
     payload = {k: msg_props[k] for k in ("json", "text", "b64", "raw", "raw_b64")}
+    payload |= {k: {"$ref": "#/$defs/headers"} for k in ("headers", "response_headers")}
     out: dict[str, _Check] = {}
     for kind in base["properties"]["type"]["enum"]:
         body = v.resolve(f"#/$defs/{kind}")
@@ -550,7 +551,7 @@ def _shape_checks() -> dict[str, _Check]:
                   "required": sorted({*base["required"], *body.get("required", ())})}
         out[kind] = _compile_object(merged, v)
     # A record of a type this wirecap does not know (a newer writer's): what every record has.
-    out["*"] = _compile_object(base, v)
+    out["*"] = _compile_object({**base, "properties": {**base["properties"], **payload}}, v)
     return out
 
 
