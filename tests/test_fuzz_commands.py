@@ -295,7 +295,7 @@ def payload_mutations(draw: st.DrawFn) -> tuple[str, list[Any]]:
     return base, records
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                                   HealthCheck.function_scoped_fixture])
 @given(case=payload_mutations(), names=st.lists(st.sampled_from(COMMAND_NAMES), min_size=3, max_size=6, unique=True))
 def test_payload_values_of_any_type(case: tuple[str, list[Any]], names: list[str], tmp_path: Path) -> None:
@@ -305,7 +305,7 @@ def test_payload_values_of_any_type(case: tuple[str, list[Any]], names: list[str
     run_all(cap, CAPTURES / base, tmp_path, names=[*names, "convert", "stats --json"])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                                   HealthCheck.function_scoped_fixture])
 @given(base=st.sampled_from(BASES), data=st.data(),
        names=st.lists(st.sampled_from(COMMAND_NAMES), min_size=3, max_size=6, unique=True))
