@@ -88,6 +88,14 @@ class Event:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Event:
+        """The event of a `to_json` object (a line of `wirecap convert`); ValueError naming the field when
+        one has the wrong JSON type (an edited or damaged file), so no consumer meets it."""
+        for name, classes in _FIELD_CLASSES.items():
+            value = obj.get(name)
+            if value is not None and value.__class__ not in classes:
+                raise ValueError(f"field {name!r} is {type(value).__name__}, expected {classes[0].__name__}")
+        if not all(s.__class__ is int for s in obj.get("seq") or ()):
+            raise ValueError("field 'seq' must be a list of integers")
         return cls(
             kind=obj["kind"],
             ch=obj.get("ch", ""),
@@ -99,3 +107,9 @@ class Event:
             role=obj.get("role"),
             data=obj.get("data") or {},
         )
+
+
+_FIELD_CLASSES: dict[str, tuple[type, ...]] = {
+    "kind": (str,), "ch": (str,), "seq": (list,), "t": (float, int), "dialect": (str,), "item": (str,),
+    "id": (str, int), "role": (str,), "data": (dict,),
+}

@@ -29,7 +29,7 @@ from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, is_telemetry, mask_
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both, can_fork
 from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
-from wirecap.dialects.base import DETECT_MSGS
+from wirecap.dialects.base import DETECT_MSGS, hkey
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
     ERROR,
@@ -410,7 +410,11 @@ def read_event_file(path: str) -> Iterator[Event]:
                 if isinstance(obj, dict) and (lineno == 1 or obj.get("kind") == "note"):
                     continue  # a header line; annotations (`wirecap convert` interleaves them)
                 raise WirecapError(f"{path}:{lineno}: not a universal event (no known `kind`)")
-            yield Event.from_json(obj)
+            try:
+                event = Event.from_json(obj)
+            except ValueError as e:
+                raise WirecapError(f"{path}:{lineno}: not a universal event ({e})") from None
+            yield event
 
 
 def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str],
@@ -556,7 +560,7 @@ class ItemBuilder:
     def _feed_item(self, u: Unit, ev: Event) -> None:
         kind = ev.item or "item"
         if kind == TOOL_RESULT:
-            call_id = ev.data.get("call_id")
+            call_id = hkey(ev.data.get("call_id"))
             call = self._calls.get((u.key, call_id)) if call_id is not None else None
             if call is not None and (call.result is None or not call.result.get("_done")):
                 # a result belongs to its call: compared as `tool_call[N].result`
@@ -599,7 +603,7 @@ class ItemBuilder:
                 if o.key is not None and self._open.get(o.key) is o:
                     del self._open[o.key]  # only unfinished items stay open (keeps lookups cheap)
         if kind == TOOL_CALL:
-            call_id = o.data.get("call_id") or ev.id
+            call_id = hkey(o.data.get("call_id") or ev.id)
             if call_id is not None:
                 o.call_key = (u.key, call_id)
                 self._calls[o.call_key] = o
@@ -664,7 +668,7 @@ class ItemBuilder:
                 content["result"] = {k: v for k, v in result.items() if k not in ("_done", "call_id")}
             elif "result" not in content:
                 content["result"] = None
-            sig = (kind, content.get("name"))
+            sig = (kind, hkey(content.get("name")))
         else:
             content = dict(data)
             if role is not None:
@@ -672,7 +676,7 @@ class ItemBuilder:
             if kind == "unparsed" and isinstance(content.get("reason"), str) and ch in content["reason"]:
                 # (a channel's name is its position in the capture, not what was said on it)
                 content["reason"] = content["reason"].replace(f" {ch}:", " <ch>:").replace(f" {ch} ", " <ch> ")
-            sig = (kind, _sig_hint(kind, content))
+            sig = (kind, hkey(_sig_hint(kind, content)))
         if self._index_free:  # every item of a kind normalizes alike
             norm = self._norm_of.get(kind)
             if norm is None:

@@ -424,9 +424,14 @@ class UnknownChannel(LookupError):
         self.ch, self.have = ch, have
 
 
-def stats_capture(path: str, *, dialect: str | None = None, channels: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """Sessions of the capture at `path`."""
+def stats_capture(path: str, *, dialect: str | None = None, channels: Iterable[str] = (),
+                  problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """Sessions of the capture at `path`; the reader's problems (`FILE:LINE: what`, interruption) are
+    added to `problems` when given."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        return stats_records(reader, dialect=dialect, channels=channels)
+        found = stats_records(reader, dialect=dialect, channels=channels)
+        if problems is not None:
+            problems += reader.report()
+        return found

@@ -8,7 +8,7 @@ docs/validation-rules.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from wirecap.analysis.stats import UnknownChannel
@@ -20,6 +20,7 @@ from wirecap.events import UNPARSED
 __all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_capture", "validate_records"]
 
 SEVERITIES = (ERROR_SEV, WARNING, INFO)
+FORMAT_DETAIL = 50  # capture-format violations listed one by one; the rest are counted
 UNPARSED_DETAIL = 20  # unparsed findings listed one by one per unit; the rest are summed up
 EARLY_MSGS = 64  # messages of a channel held for the drift check until its unit's dialect is decided
 _UNDECIDED = object()
@@ -147,18 +148,67 @@ def sort_findings(found: list[Finding]) -> list[Finding]:
 
 def validate_capture(path: str, *, dialect: str | None = None, options: dict[str, Any] | None = None,
                      channels: Iterable[str] = (), strict_schema: bool = False) -> list[Finding]:
-    """Findings for the capture at `path`, including the reader's own (corrupt lines, interruption)."""
+    """Findings for the capture at `path`: its dialects' rules, and the format's own (`capture-format`:
+    the JSON Schema of docs/capture-format.schema.json, corrupt lines, seq and t order, `end.records`),
+    which are errors; an interrupted capture (no `end`, a torn last line) is a warning."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        found = validate_records(reader, dialect=dialect, options=options, channels=channels,
+        fmt = FormatCheck(path, reader.header_line)
+        found = validate_records(fmt.records(reader), dialect=dialect, options=options, channels=channels,
                                  strict_schema=strict_schema)
-        for problem in reader.problems:
-            found.append(Finding(WARNING, "capture-corrupt-line", problem, None, None))
+        for problem in reader.problems[:-1] if reader.unlisted else reader.problems:
+            fmt.add(problem)
+        fmt.more += reader.unlisted  # (the reader's last problem then says how many it did not list)
+        found += fmt.findings()
         if reader.interrupted:
             found.append(Finding(WARNING, "capture-interrupted", f"interrupted capture: {reader.interrupted}",
                                  reader.last_seq or None, None))
     return sort_findings(found)
+
+
+class FormatCheck:
+    """The `capture-format` rule: each record (and the header) against the format's JSON Schema, plus the
+    reader's problems (corrupt lines, seq gaps and repeats, time going backwards, records skipped for a
+    wrong-typed field). The first FORMAT_DETAIL violations are findings one by one, the rest summed up."""
+
+    def __init__(self, path: str, header_line: bytes) -> None:
+        import orjson
+
+        from wirecap.capture.schema import validate_header
+
+        self.path = path
+        self.detail: list[Finding] = []
+        self.more = 0
+        try:
+            header = orjson.loads(header_line)
+        except orjson.JSONDecodeError:  # (the reader accepted it, so this cannot happen)
+            header = None
+        for what in validate_header(header):
+            self.add(f"{path}:1: header: {what}")
+
+    def add(self, message: str, seq: int | None = None) -> None:
+        if len(self.detail) < FORMAT_DETAIL:
+            self.detail.append(Finding(ERROR_SEV, "capture-format", message, seq, None))
+        else:
+            self.more += 1
+
+    def records(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        from wirecap.capture.schema import validate_record
+
+        for rec in records:
+            seq = rec["seq"]
+            for what in validate_record(rec):
+                self.add(f"{self.path}: seq {seq}: {what}", seq)
+            if rec.get("type") == "end" and rec.get("records") != seq:
+                self.add(f"{self.path}: seq {seq}: end.records is {rec.get('records')!r}, its seq is {seq}", seq)
+            yield rec
+
+    def findings(self) -> list[Finding]:
+        if self.more:
+            return [*self.detail, Finding(ERROR_SEV, "capture-format",
+                                          f"{self.path}: {self.more} more format violations", None, None)]
+        return self.detail
 
 
 def has_errors(found: Iterable[Finding]) -> bool:

@@ -162,19 +162,25 @@ def _json_lines(src: Source) -> Iterator[tuple[int, Any]]:
             raise WirecapError(f"{src.name}:{lineno}: invalid JSON ({str(e).split(':')[0]})") from None
 
 
+_LAST_TS = 253402300799.0  # 9999-12-31T23:59:59Z: the last time `iso` can write
+
+
 def parse_timestamp(value: Any) -> float | None:
-    """Epoch seconds from an ISO 8601 string or an epoch number (seconds or milliseconds)."""
+    """Epoch seconds from an ISO 8601 string or an epoch number (seconds or milliseconds); None for
+    anything else, NaN, or a time before 1970 or after 9999 (no log of an agent run has one)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         v = float(value)
-        return v / 1000.0 if v > 1e11 else v
-    if isinstance(value, str) and value:
+        v = v / 1000.0 if v > 1e11 else v
+    elif isinstance(value, str) and value:
         try:
-            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+            v = _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError, OSError):
             return None
-    return None
+    else:
+        return None
+    return v if 0.0 <= v <= _LAST_TS else None
 
 
 def iso(ts: float) -> str:

@@ -83,7 +83,7 @@ def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
 def line_bytes(record: dict[str, Any]) -> bytes:
     """A line's exact bytes: its payload and its terminator (`eol`, "\\n" when absent): pipe lines
     and the lines of a JSON-lines HTTP body."""
-    return payload_bytes(record) + record.get("eol", "\n").encode("ascii")
+    return payload_bytes(record) + record.get("eol", "\n").encode("utf-8", "surrogatepass")  # (any string)
 
 
 def payload_bytes(record: dict[str, Any]) -> bytes:
@@ -97,6 +97,39 @@ def payload_bytes(record: dict[str, Any]) -> bytes:
     if "b64" in record:
         return base64.b64decode(record["b64"])
     return b""
+
+
+JSON_DEPTH = 254  # the deepest JSON orjson writes (it refuses deeper values with "Recursion limit reached")
+
+
+def dumps_nested(value: Any, *, indent: bool = False, default: Any = None) -> bytes:
+    """`orjson.dumps(value)` (compact, or indented by 2), also when `value` nests a payload deeper than
+    orjson writes: a `json` payload may be JSON_DEPTH levels deep, and an event or a report holding it
+    adds a few. Only then the standard library's encoder writes it (same JSON, slower)."""
+    try:
+        return orjson.dumps(value, default=default,
+                            option=orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0))
+    except TypeError as e:
+        if "Recursion limit" not in str(e):
+            raise
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, default=default, indent=2 if indent else None,
+                      separators=(",", ": ") if indent else (",", ":"))
+    return text.encode("utf-8", "surrogatepass")
+
+
+def json_problem(record: dict[str, Any], line: bytes) -> str | None:
+    """Why the `json` payload of `record` (read from `line`) cannot be written back as bytes, or None.
+    A writer keeps such a payload as `text`; a record holding it anyway is damaged. Cheap: only a line
+    with more than JSON_DEPTH brackets can nest that deep, and only then is the payload serialized."""
+    if len(line) <= 2 * JSON_DEPTH or line.count(b"[") + line.count(b"{") <= JSON_DEPTH or "json" not in record:
+        return None
+    try:
+        orjson.dumps(record["json"])
+    except TypeError as e:
+        return f"json payload cannot be written back ({e}; deeper than {JSON_DEPTH} levels?)"
+    return None
 
 
 def payload_text(record: dict[str, Any]) -> str:

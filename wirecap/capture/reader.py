@@ -28,6 +28,7 @@ from wirecap.capture.inputs import (
 from wirecap.errors import CaptureFormatError, WirecapError
 
 SUPPORTED_VERSION = 1
+MAX_PROBLEMS = 1000  # problems listed one by one; the rest are counted
 MAX_HEADER = 16 << 20  # a first line longer than this is not a header (binary junk without newlines)
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -99,6 +100,7 @@ class CaptureReader:
         self.follow = follow
         self.poll = poll
         self.problems: list[str] = []
+        self.unlisted = 0  # problems beyond MAX_PROBLEMS
         self.skipped = 0
         self.end: dict[str, Any] | None = None
         self.interrupted: str | None = None
@@ -124,6 +126,11 @@ class CaptureReader:
         except CaptureFormatError:
             self._f.close()
             raise
+        from wirecap.capture.schema import header_shape_problems
+
+        for name, what in header_shape_problems(self.header).items():  # wrong-typed: left out, said
+            del self.header[name]
+            self._problem(1, f"header {what} (ignored)")
         self._consumed = False
 
     def __enter__(self) -> CaptureReader:
@@ -137,7 +144,10 @@ class CaptureReader:
             self._f.close()
 
     def _problem(self, lineno: int, what: str) -> None:
-        self.problems.append(f"{self.path}:{lineno}: {what}")
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{self.path}:{lineno}: {what}")
+        else:  # (a file of a million junk lines: its problems are counted, not kept)
+            self.unlisted += 1
 
     def _follow_lines(self) -> Iterator[bytes]:
         """Lines of a capture that is still being written; returns once its `end` was read."""
@@ -184,6 +194,9 @@ class CaptureReader:
         # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
         # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
         # the shortest path, defects are sorted out in the slow branches.
+        from wirecap.capture.payload import json_problem
+        from wirecap.capture.schema import shape_problem as shape
+
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         expected = 1
@@ -231,6 +244,13 @@ class CaptureReader:
                         continue
                     self._problem(lineno, f"seq {seq} where {expected} was expected")
                 expected = seq + 1
+                bad = shape(rec) or json_problem(rec, line)
+                if bad is not None:  # a field of the wrong type: no consumer has to cope with it
+                    passed += 1
+                    self.skipped += 1
+                    kind = rec.get("type")
+                    self._problem(lineno, f"seq {seq}: {kind if kind.__class__ is str else 'a'} record skipped: {bad}")
+                    continue
                 t = rec.get("t")
                 if t.__class__ is float and t >= last_t:
                     last_t = t
@@ -260,6 +280,8 @@ class CaptureReader:
             self.interrupted = f"torn last line {lineno}: no newline at the end"
         if self.end is None and self.interrupted is None:
             self.interrupted = "no end record (the recorder did not stop cleanly)"
+        if self.unlisted:  # (the count stays in `unlisted`)
+            self.problems.append(f"{self.path}: {self.unlisted} more problems like these (not listed)")
 
     def report(self) -> list[str]:
         """Human lines describing defects: problems, then interruption (call after iterating)."""

@@ -7,6 +7,11 @@ single source of truth; this module interprets the subset of draft 2020-12 the s
 `dependentRequired`. An unknown keyword is an error (so the schema cannot silently outgrow it).
 File-level rules a per-line schema cannot express (seq gap-free, t monotonic, header first,
 `end.records`) are checked by `validate_capture_file`.
+
+Two speeds: `validate_record` / `validate_header` apply the whole schema (compiled once into closures,
+records of an already valid skeleton memoized: `wirecap validate` runs it on every record), and
+`shape_problem` / `header_shape_problems` apply only its JSON types, fast enough for the reader's hot
+loop: the reader skips a record whose fields have the wrong type, so no consumer ever meets one.
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ def _regex(pattern: str) -> re.Pattern[str]:
 class _Validator:
     def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
+        self._compiled: dict[int, Any] = {}
+        self._keep: list[Any] = []  # the compiled schemas stay alive, so their ids stay theirs
 
     def resolve(self, ref: str) -> Any:
         if not ref.startswith("#/"):
@@ -75,72 +82,146 @@ class _Validator:
 
     def errors(self, value: Any, schema: Any, path: str) -> list[str]:
         """Every violation of `schema` by `value`, as `PATH: what` strings (empty when valid)."""
+        return self.compiled(schema)(value, path)
+
+    def compiled(self, schema: Any) -> Any:
+        """`schema` turned once into a function (value, path) -> violations: the keywords are looked up
+        and the `$ref`s resolved when compiling, not for every value (validate runs it on every record)."""
+        key = id(schema)
+        fn = self._compiled.get(key)
+        if fn is None:
+            self._compiled[key] = lambda value, path: self._compiled[key](value, path)  # recursion guard
+            fn = self._compiled[key] = self._compile(schema)
+            self._keep.append(schema)
+        return fn
+
+    def _compile(self, schema: Any) -> Any:
         if schema is True:
-            return []
+            return lambda value, path: []
         if schema is False:
-            return [f"{path}: not allowed"]
+            return lambda value, path: [f"{path}: not allowed"]
         unknown = set(schema) - _KNOWN
         if unknown:
             raise ValueError(f"schema: unsupported keyword(s) {sorted(unknown)}")
-        out: list[str] = []
+        steps: list[Any] = []  # each: (value, path, out) -> None, appending violations to out
         if "$ref" in schema:
-            out += self.errors(value, self.resolve(schema["$ref"]), path)
+            ref = self.compiled(self.resolve(schema["$ref"]))
+            steps.append(lambda v, p, out: out.extend(ref(v, p)))
+        types = None
         if "type" in schema:
             types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-            if not any(_type_ok(value, t) for t in types):
-                return out + [f"{path}: expected {' or '.join(types)}, got {_show(value)}"]
-        if "const" in schema and not _eq(value, schema["const"]):
-            out.append(f"{path}: must be {_show(schema['const'])}, got {_show(value)}")
-        if "enum" in schema and not any(_eq(value, e) for e in schema["enum"]):
-            out.append(f"{path}: must be one of {', '.join(_show(e) for e in schema['enum'])}; got {_show(value)}")
-        if isinstance(value, str):
-            if "minLength" in schema and len(value) < schema["minLength"]:
-                out.append(f"{path}: shorter than {schema['minLength']}")
-            if "pattern" in schema and not _regex(schema["pattern"]).search(value):
-                out.append(f"{path}: does not match {schema['pattern']}")
-        if "minimum" in schema and _type_ok(value, "number") and value < schema["minimum"]:
-            out.append(f"{path}: {value} is below the minimum {schema['minimum']}")
-        if isinstance(value, list) and "items" in schema:
-            for i, item in enumerate(value):
-                out += self.errors(item, schema["items"], f"{path}[{i}]")
-        if isinstance(value, dict):
-            out += self._object(value, schema, path)
-        for sub in schema.get("allOf", ()):
-            out += self.errors(value, sub, path)
-        if "anyOf" in schema and not any(not self.errors(value, s, path) for s in schema["anyOf"]):
-            out.append(f"{path}: matches none of the allowed forms")
-        if "oneOf" in schema:
-            n = sum(1 for s in schema["oneOf"] if not self.errors(value, s, path))
-            if n != 1:
-                out.append(f"{path}: must match exactly one of {_forms(schema['oneOf'])}, matches {n}")
-        if "not" in schema and not self.errors(value, schema["not"], path):
-            out.append(f"{path}: must not match {_forms([schema['not']])}")
-        if "if" in schema:
-            branch = "then" if not self.errors(value, schema["if"], path) else "else"
-            if branch in schema:
-                out += self.errors(value, schema[branch], path)
-        return out
+        if "const" in schema:
+            const = schema["const"]
+            steps.append(lambda v, p, out: None if _eq(v, const) else out.append(
+                f"{p}: must be {_show(const)}, got {_show(v)}"))
+        if "enum" in schema:
+            enum = schema["enum"]
+            steps.append(lambda v, p, out: None if any(_eq(v, e) for e in enum) else out.append(
+                f"{p}: must be one of {', '.join(_show(e) for e in enum)}; got {_show(v)}"))
+        if "minLength" in schema:
+            n = schema["minLength"]
+            steps.append(lambda v, p, out: out.append(f"{p}: shorter than {n}")
+                         if isinstance(v, str) and len(v) < n else None)
+        if "pattern" in schema:
+            rx, pattern = _regex(schema["pattern"]), schema["pattern"]
+            steps.append(lambda v, p, out: out.append(f"{p}: does not match {pattern}")
+                         if isinstance(v, str) and not rx.search(v) else None)
+        if "minimum" in schema:
+            low = schema["minimum"]
+            steps.append(lambda v, p, out: out.append(f"{p}: {v} is below the minimum {low}")
+                         if _type_ok(v, "number") and v < low else None)
+        if "items" in schema:
+            item = self.compiled(schema["items"])
 
-    def _object(self, value: dict[str, Any], schema: dict[str, Any], path: str) -> list[str]:
-        out: list[str] = []
-        for name in schema.get("required", ()):
-            if name not in value:
-                out.append(f"{path}: missing field {name!r}")
-        props = schema.get("properties", {})
-        extra = schema.get("additionalProperties", True)
-        for k, v in value.items():
-            if k in props:
-                out += self.errors(v, props[k], f"{path}.{k}")
-            elif extra is False:
-                out.append(f"{path}: unknown field {k!r}")
-            elif extra is not True:
-                out += self.errors(v, extra, f"{path}.{k}")
-        for k, needed in schema.get("dependentRequired", {}).items():
-            if k in value:
-                for n in needed:
-                    if n not in value:
-                        out.append(f"{path}: field {k!r} needs field {n!r}")
-        return out
+            def items(v: Any, p: str, out: list[str]) -> None:
+                if isinstance(v, list):
+                    for i, x in enumerate(v):
+                        out.extend(item(x, f"{p}[{i}]"))
+            steps.append(items)
+        if any(k in schema for k in ("required", "properties", "additionalProperties", "dependentRequired")):
+            obj = self._compile_object(schema)
+            steps.append(lambda v, p, out: obj(v, p, out) if isinstance(v, dict) else None)
+        for sub in schema.get("allOf", ()):
+            f = self.compiled(sub)
+            steps.append(lambda v, p, out, f=f: out.extend(f(v, p)))
+        if "anyOf" in schema:
+            fs = [self.compiled(x) for x in schema["anyOf"]]
+            steps.append(lambda v, p, out: None if any(not f(v, p) for f in fs) else out.append(
+                f"{p}: matches none of the allowed forms"))
+        if "oneOf" in schema:
+            one = [self.compiled(x) for x in schema["oneOf"]]
+            forms = _forms(schema["oneOf"])
+
+            def one_of(v: Any, p: str, out: list[str]) -> None:
+                n = sum(1 for f in one if not f(v, p))
+                if n != 1:
+                    out.append(f"{p}: must match exactly one of {forms}, matches {n}")
+            steps.append(one_of)
+        if "not" in schema:
+            neg, shown = self.compiled(schema["not"]), _forms([schema["not"]])
+            steps.append(lambda v, p, out: out.append(f"{p}: must not match {shown}") if not neg(v, p) else None)
+        if "if" in schema:
+            cond = self.compiled(schema["if"])
+            then = self.compiled(schema["then"]) if "then" in schema else None
+            other = self.compiled(schema["else"]) if "else" in schema else None
+
+            def if_(v: Any, p: str, out: list[str]) -> None:
+                branch = then if not cond(v, p) else other
+                if branch is not None:
+                    out.extend(branch(v, p))
+            steps.append(if_)
+
+        classes = frozenset(c for t in types for c in _CLASSES[t]) if types is not None else frozenset()
+        if not steps:  # a type alone (most leaves)
+            if types is None:
+                return lambda value, path: []
+
+            def leaf(value: Any, path: str) -> list[str]:
+                if value.__class__ in classes or any(_type_ok(value, t) for t in types):  # type: ignore[union-attr]
+                    return []
+                return [f"{path}: expected {' or '.join(types)}, got {_show(value)}"]  # type: ignore[arg-type]
+            return leaf
+
+        def check(value: Any, path: str) -> list[str]:
+            out: list[str] = []
+            if types is not None and value.__class__ not in classes and not any(_type_ok(value, t) for t in types):
+                out = []
+                for step in steps[:1] if "$ref" in schema else ():
+                    step(value, path, out)
+                return out + [f"{path}: expected {' or '.join(types)}, got {_show(value)}"]
+            for step in steps:
+                step(value, path, out)
+            return out
+        return check
+
+    def _compile_object(self, schema: dict[str, Any]) -> Any:
+        required = tuple(schema.get("required", ()))
+        props = {k: self.compiled(s) for k, s in schema.get("properties", {}).items()}
+        extra_schema = schema.get("additionalProperties", True)
+        extra = None if isinstance(extra_schema, bool) else self.compiled(extra_schema)
+        dependent = tuple(schema.get("dependentRequired", {}).items())
+
+        def obj(value: dict[str, Any], path: str, out: list[str]) -> None:
+            for name in required:
+                if name not in value:
+                    out.append(f"{path}: missing field {name!r}")
+            if extra_schema is True:  # only the named fields matter (an `if` names one of a record's ten)
+                for k, f in props.items():
+                    if k in value:
+                        out.extend(f(value[k], f"{path}.{k}"))
+            else:
+                for k, v in value.items():
+                    f = props.get(k, extra)
+                    if f is not None:
+                        out.extend(f(v, f"{path}.{k}"))
+                    elif extra_schema is False and k not in props:
+                        out.append(f"{path}: unknown field {k!r}")
+            for k, needed in dependent:
+                if k in value:
+                    for n in needed:
+                        if n not in value:
+                            out.append(f"{path}: field {k!r} needs field {n!r}")
+        return obj
 
 
 def _show(value: Any) -> str:
@@ -199,9 +280,60 @@ def validate_header(header: Any) -> list[str]:
 
 
 def validate_record(record: Any) -> list[str]:
-    """Violations of the record schema (`$.field: what`), empty when valid."""
+    """Violations of the record schema (`$.field: what`), empty when valid.
+
+    `validate` runs this on every record, so a record whose *skeleton* (see `_skeleton`) was already
+    found valid is valid without a second look: most records of a capture share a few skeletons."""
+    key = _skeleton(record)
+    if key is not None and key in _VALID:
+        return []
     v = _validator()
-    return v.errors(record, v.resolve("#/$defs/record"), "$")
+    out = v.errors(record, v.resolve("#/$defs/record"), "$")
+    if key is not None and not out:
+        if len(_VALID) > 4096:
+            _VALID.clear()
+        _VALID.add(key)
+    return out
+
+
+_VALID: set[Any] = set()
+_SHORT = 32  # strings up to this length are part of a skeleton as they are (every enum value is shorter)
+
+
+def _token(value: Any, depth: int) -> Any:
+    cls = value.__class__
+    if cls is str:
+        return value if len(value) <= _SHORT else (str, True)
+    if cls is int or cls is float:
+        return cls, value < 0, value < 1  # the schema's minimums are 0 and 1
+    if cls is bool or value is None:
+        return value
+    if depth and cls is dict and len(value) <= 8:
+        return dict, tuple((k, _token(v, depth - 1)) for k, v in value.items())
+    if depth and cls is list and len(value) <= 8:
+        return list, tuple(_token(v, depth - 1) for v in value)
+    raise _Unskeletal
+
+
+class _Unskeletal(Exception):
+    pass
+
+
+def _skeleton(record: Any) -> Any:
+    """What the record schema's verdict depends on, as a hashable key, or None when that is the whole
+    record. Field names, classes, short strings (enums, consts), the sign of numbers, small objects and
+    arrays (sse, flags) are kept; long strings become "a long string" (no record field has a pattern or
+    an enum that could tell two apart, save b64 and raw_b64, whose records get no skeleton), and a
+    field the schema allows any value for (`json`) is just its class."""
+    if record.__class__ is not dict or "b64" in record or "raw_b64" in record:
+        return None
+    try:
+        return tuple((k, v.__class__ if k in _ANY_VALUE else _token(v, 2)) for k, v in record.items())
+    except _Unskeletal:
+        return None
+
+
+_ANY_VALUE = frozenset({"json"})  # fields whose schema is `true`
 
 
 def validate_capture_file(path: str | os.PathLike[str]) -> list[str]:
@@ -260,3 +392,208 @@ def validate_capture_file(path: str | os.PathLike[str]) -> list[str]:
     elif not end_line:
         problems.append(f"{name}: no end record (interrupted capture)")
     return problems
+
+
+# --- the reader's fast shape check ---------------------------------------------------------------------
+# Every consumer of records (decoders, stats, report, replay, export) relies on the JSON types the schema
+# gives each field: `text` is a string, `ch` a string, `status` an integer, `headers` an object of strings.
+# Checking that is the reader's job, once, so no consumer meets `"text": 5`. The full schema (oneOf,
+# patterns, unknown fields, enum values) is `validate`'s job (`validate_record`); this is its type layer,
+# compiled from the same schema into class lookups, cheap enough for the reader's hot loop. Enums are
+# checked for their type only (a value a newer writer added is no reason to drop a record).
+
+_CLASSES = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "number": (int, float),
+            "boolean": (bool,), "null": (type(None),)}
+_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null", int: "integer",
+          float: "number"}
+# A check takes a value and returns None when its shape is right, else (path below the value, what is wrong).
+_Check = Any
+
+
+def _compile(schema: Any, v: _Validator) -> _Check | None:
+    """A shape check for `schema` (types, the types of enums and consts, array items, object fields and
+    values), or None when any value will do."""
+    if not isinstance(schema, dict):
+        return None
+    if "$ref" in schema:
+        return _compile(v.resolve(schema["$ref"]), v)
+    checks: list[_Check] = []
+    names: list[str] | None = None
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    elif "enum" in schema or "const" in schema:
+        choices = schema.get("enum", [schema.get("const")])
+        names = sorted({_NAMES.get(c.__class__, "object") for c in choices})
+    if names is not None:
+        classes = frozenset(c for n in names for c in _CLASSES[n])
+        wanted = " or ".join(names)
+        checks.append(lambda x: None if x.__class__ in classes
+                      else ("", f"expected {wanted}, got {_NAMES.get(x.__class__, x.__class__.__name__)}"))
+    if "pattern" in schema:  # b64 and raw_b64: undecodable base64 would fail every consumer
+        rx, pattern = _regex(schema["pattern"]), schema["pattern"]
+        checks.append(lambda x: None if x.__class__ is not str or rx.search(x) else ("", f"does not match {pattern}"))
+    item = _compile(schema.get("items"), v)
+    if item is not None:
+        def items(x: Any, item: _Check = item) -> tuple[str, str] | None:
+            if x.__class__ is list:
+                for i, e in enumerate(x):
+                    bad = item(e)
+                    if bad:
+                        return f"[{i}]{bad[0]}", bad[1]
+            return None
+        checks.append(items)
+    fields = _compile_object(schema, v)
+    if fields is not None:
+        checks.append(fields)
+    if not checks:
+        return None
+    if len(checks) == 1:
+        return checks[0]
+
+    def all_of(x: Any) -> tuple[str, str] | None:
+        for c in checks:
+            bad = c(x)
+            if bad:
+                return bad
+        return None
+    return all_of
+
+
+def _compile_object(schema: dict[str, Any], v: _Validator) -> _Check | None:
+    props = {k: _compile(s, v) for k, s in schema.get("properties", {}).items()}
+    extra = _compile(schema.get("additionalProperties"), v)
+    required = tuple(schema.get("required", ()))
+    if not any(props.values()) and extra is None and not required:
+        return None
+    # The hot path: fields whose whole check is their type are a class lookup; the others a call.
+    simple: dict[str, frozenset[type]] = {}
+    for k, s in schema.get("properties", {}).items():
+        classes = _plain_classes(s, v)
+        if classes is not None:
+            simple[k] = classes
+    need = frozenset(required)
+    simple_get = simple.get
+
+    def slow(x: dict[str, Any]) -> tuple[str, str] | None:
+        for name in required:
+            if name not in x:
+                return "", f"missing field {name!r}"
+        for k, val in x.items():
+            c = props.get(k, extra)
+            if c is not None:
+                bad = c(val)
+                if bad:
+                    return f".{k}{bad[0]}", bad[1]
+        return None
+
+    # A record's verdict depends on its field names and their classes only, except for fields with
+    # inner structure (headers, sse, argv, flags): so the verdict of each (names, classes) signature is
+    # computed once and cached, and only the inner fields are looked into for every record.
+    verdicts: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
+
+    def verdict(x: dict[str, Any]) -> tuple[str, ...] | None:
+        """None: the signature fails; else the fields whose insides must be checked."""
+        if not need <= x.keys():
+            return None
+        inner = []
+        for k, val in x.items():
+            classes = simple_get(k)
+            if classes is not None:
+                if val.__class__ not in classes:
+                    return None
+            elif (props.get(k, extra)) is not None:
+                inner.append(k)
+        return tuple(inner)
+
+    def obj(x: Any) -> tuple[str, str] | None:
+        if x.__class__ is not dict:
+            return None  # the type check, if any, says so
+        sig = (*x, *map(type, x.values()))  # names then classes: never ambiguous (a name is no class)
+        try:
+            inner = verdicts[sig]
+        except KeyError:
+            if len(verdicts) > 4096:  # odd captures with ever new signatures: stay bounded
+                verdicts.clear()
+            inner = verdicts[sig] = verdict(x)
+        if inner is None:
+            return slow(x)
+        for k in inner:
+            if (props.get(k, extra))(x[k]):  # type: ignore[misc]
+                return slow(x)
+        return None
+    return obj
+
+
+def _plain_classes(schema: Any, v: _Validator) -> frozenset[type] | None:
+    """The classes a value of `schema` may have when its type is all there is to check, else None."""
+    if isinstance(schema, dict) and "$ref" in schema:
+        schema = v.resolve(schema["$ref"])
+    if not isinstance(schema, dict) or any(k in schema for k in ("items", "properties", "additionalProperties", "pattern")):
+        return None
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    elif "enum" in schema or "const" in schema:
+        names = sorted({_NAMES.get(c.__class__, "object") for c in schema.get("enum", [schema.get("const")])})
+    else:
+        return None
+    return frozenset(c for n in names for c in _CLASSES[n])
+
+
+@functools.cache
+def _shape_checks() -> dict[str, _Check]:
+    v = _validator()
+    base = v.resolve("#/$defs/record")
+    # The payload and header fields mean the same on every record (redaction and the payload helpers
+    # read them wherever they are), so their types are checked on every record type.
+    msg_props = v.resolve("#/$defs/msg")["properties"]
+    payload = {k: msg_props[k] for k in ("json", "text", "b64", "raw", "raw_b64")}
+    payload |= {k: {"$ref": "#/$defs/headers"} for k in ("headers", "response_headers")}
+    out: dict[str, _Check] = {}
+    for kind in base["properties"]["type"]["enum"]:
+        body = v.resolve(f"#/$defs/{kind}")
+        merged = {**body, "properties": {**base["properties"], **payload, **body.get("properties", {})},
+                  "required": sorted({*base["required"], *body.get("required", ())})}
+        out[kind] = _compile_object(merged, v)
+    # A record of a type this wirecap does not know (a newer writer's): what every record has.
+    out["*"] = _compile_object({**base, "properties": {**base["properties"], **payload}}, v)
+    return out
+
+
+@functools.cache
+def _header_checks() -> dict[str, _Check]:
+    v = _validator()
+    return {k: c for k, c in ((k, _compile(s, v)) for k, s in v.resolve("#/$defs/header")["properties"].items()) if c}
+
+
+def header_shape_problems(header: dict[str, Any]) -> dict[str, str]:
+    """The header's fields whose JSON types are wrong, each with what is wrong (`origin`: `expected
+    object, got integer`). A reader drops them (and says so) rather than refusing the capture."""
+    out = {}
+    for k, check in _header_checks().items():
+        if k in header:
+            bad = check(header[k])
+            if bad:
+                out[k] = f"field {k}{bad[0]}: {bad[1]}"
+    return out
+
+
+_SHAPES: dict[str, _Check] = {}
+
+
+def _load_shapes() -> dict[str, _Check]:
+    _SHAPES.update(_shape_checks())
+    return _SHAPES
+
+
+def shape_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with the JSON types of `record`'s fields (`field text: expected string, got
+    integer`), or None. A record of a type this wirecap does not know is checked for what every record
+    has (`seq`, `t`, a string `type`); the decoders call it unparsed."""
+    shapes = _SHAPES or _load_shapes()
+    kind = record.get("type")
+    check = shapes.get(kind) if kind.__class__ is str else None
+    bad = (check or shapes["*"])(record)
+    if bad is None:
+        return None
+    path, what = bad
+    return f"field {path[1:]}: {what}" if path else what

@@ -15,6 +15,8 @@ import click
 from wirecap import __version__
 from wirecap.errors import WirecapError
 
+INTERNAL_ERROR = 3  # exit status of an unexpected exception (a bug); bad input is 2, never this
+
 # name -> "module:attribute". A command whose module is not there yet is simply not listed.
 COMMANDS: dict[str, str] = {
     "info": "wirecap.cli.info_cmd:info",
@@ -70,7 +72,8 @@ def cli() -> None:
     """Record, replay, decode, diff, annotate and report on coding-agent traffic.
 
     Captures are JSONL files (see docs/capture-format.md). Exit codes: 0 ok, 1 a finding or
-    difference (validate, diff), 2 an error.
+    difference (validate, diff), 2 an error (unreadable input, refused operation), 3 an internal
+    error (a bug in wirecap: please report it; WIRECAP_DEBUG=1 shows the traceback), 130 interrupted.
     """
 
 
@@ -121,3 +124,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - the last resort: a bug, never bad input (tests/test_fuzz_commands.py)
+        import os
+
+        if os.environ.get("WIRECAP_DEBUG"):
+            if argv is not None:  # called from Python (tests): the exception itself
+                raise
+            import traceback
+
+            traceback.print_exc()
+            sys.exit(INTERNAL_ERROR)
+        what = " ".join(str(e).split())[:200]
+        click.echo(f"wirecap: internal error: {type(e).__name__}{': ' + what if what else ''} — please report "
+                   f"it; WIRECAP_DEBUG=1 shows the traceback", err=True)
+        sys.exit(INTERNAL_ERROR)

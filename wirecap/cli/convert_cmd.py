@@ -54,6 +54,12 @@ def _event_line(ev: Any, dumps: Any = orjson.dumps) -> bytes:
     return dumps(d, default=str)
 
 
+def dumps_nested(value: Any, default: Any = None) -> bytes:
+    from wirecap.capture.payload import dumps_nested as dumps
+
+    return dumps(value, default=default)
+
+
 def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str | None, notes: bool) -> int:
     from wirecap.capture.reader import CaptureReader
     from wirecap.dialects import decode_batches, decode_records
@@ -83,12 +89,15 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
                         i += 1
                     notes_left = i < len(pending)
                 # (_event_line inlined for the usual item event: this loop runs once per event)
-                if ev.item is not None and ev.id is not None and ev.role is not None and ev.data:
-                    buf.append(dumps({"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t, "item": ev.item,
-                                      "id": ev.id, "role": ev.role, "dialect": ev.dialect, "data": ev.data},
-                                     default=str))
-                else:
-                    buf.append(line_of(ev))
+                try:
+                    if ev.item is not None and ev.id is not None and ev.role is not None and ev.data:
+                        buf.append(dumps({"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t, "item": ev.item,
+                                          "id": ev.id, "role": ev.role, "dialect": ev.dialect, "data": ev.data},
+                                         default=str))
+                    else:
+                        buf.append(line_of(ev))
+                except TypeError:  # a payload nested deeper than orjson writes (costs nothing until then)
+                    buf.append(_event_line(ev, dumps_nested))
             if len(buf) >= 512:
                 n += len(buf)
                 buf.append(b"")

@@ -51,10 +51,13 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
     sessions: list[dict[str, Any]] = []
     totals: dict[str, dict[str, Any]] = {}
     for cap in captures:
+        problems: list[str] = []
         try:
-            found = stats_capture(cap, dialect=dialect, channels=channels)
+            found = stats_capture(cap, dialect=dialect, channels=channels, problems=problems)
         except UnknownChannel as e:
             raise WirecapError(f"{cap}: no channel {e.ch!r} (channels: {', '.join(e.have) or 'none'})") from None
+        for line in problems:  # skipped lines change the numbers: say so (stderr, stdout stays the table)
+            click.echo(f"wirecap: warning: {line}", err=True)
         decoded = [s for s in found if s["dialect"]]
         if len(decoded) > 1:
             totals[cap] = capture_totals(decoded)

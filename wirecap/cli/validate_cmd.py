@@ -29,11 +29,12 @@ from wirecap.errors import WirecapError
 def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interval: float | None,
              heartbeat_timeout: float | None, ack_latency: float | None, tool_call_timeout: float | None,
              gap: float | None, channels: tuple[str, ...], strict_schema: bool, min_severity: str) -> None:
-    """Check CAP against its dialects' rules (docs/validation-rules.md).
+    """Check CAP against its format and its dialects' rules (docs/validation-rules.md).
 
-    Prints severity, rule, seq, channel and a one-line message per finding. Exit status: 1 when an
-    error-severity finding exists (with --strict-schema, drift counts), 0 otherwise, 2 when CAP
-    cannot be read.
+    The format: the header and every record against the capture's JSON Schema, seq and t order,
+    end.records (capture-format errors). Prints severity, rule, seq, channel and a one-line message per
+    finding. Exit status: 1 when an error-severity finding exists (a format error, or with
+    --strict-schema, drift), 0 otherwise, 2 when CAP cannot be read.
     """
     from wirecap.analysis.stats import UnknownChannel
     from wirecap.analysis.validate import has_errors, validate_capture

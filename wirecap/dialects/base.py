@@ -399,6 +399,10 @@ class Decoder:
     # --- helpers ---------------------------------------------------------------------------------
     def ev(self, kind: str, rec: dict[str, Any], item: str | None = None, id: str | None = None,
            role: str | None = None, data: dict[str, Any] | None = None) -> Event:
+        if id is not None and id.__class__ is not str:  # ids and roles come from untrusted JSON: keep
+            id = hkey(id)  # them hashable (consumers key dicts by them)
+        if role is not None and role.__class__ is not str:
+            role = hkey(role)
         return Event(kind, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0), self.dialect,
                      item, id, role, data if data is not None else {})
 

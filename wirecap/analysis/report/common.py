@@ -40,6 +40,8 @@ def fmt_bytes(n: int | float | None) -> str:
 def fmt_secs(s: float | None) -> str:
     if s is None:
         return ""
+    if s != s or s in (float("inf"), float("-inf")):  # a damaged capture's t (1e308 - -1e308)
+        return f"{s} s"
     if s < 1:
         return f"{s * 1000:.0f} ms"
     if s < 120:

@@ -349,8 +349,8 @@ def timeline_bins(times: Iterable[float], duration: float, nbins: int) -> list[i
     scale = nbins / duration
     last = nbins - 1
     for t in times:
-        i = int(t * scale)
-        bins[i if i < last else last] += 1
+        x = t * scale  # (a damaged capture's t may be negative or huge: it lands in the first or last bin)
+        bins[int(x) if 0 <= x < last else (0 if x < 0 else last)] += 1
     return bins
 
 
