@@ -10,11 +10,9 @@ from __future__ import annotations
 import asyncio
 import http.client
 import os
-import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
@@ -38,6 +36,8 @@ from bench.attack_doors import (  # noqa: E402
     listen_addrs,
     make_capture,
     make_login_capture,
+    stop,
+    wait_for,
 )
 from wirecap.fsmode import create_private, open_private, private_dir, write_private  # noqa: E402
 
@@ -50,25 +50,6 @@ def cap(tmp_path_factory) -> Path:
     p = tmp_path_factory.mktemp("doors") / "doors.jsonl"
     make_capture(p)
     return p
-
-
-def _wait(pred, timeout: float = 20.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _stop(p: subprocess.Popen) -> None:
-    if p.poll() is None:
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -96,11 +77,11 @@ def _mitmdump_listens(tmp: Path, expect: list[str], *args: str) -> list[str]:
                           str(port), "--mode", "reverse:http://127.0.0.1:9", *args],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(tmp), cwd=tmp)
     try:
-        assert _wait(lambda: out.exists() and listen_addrs(port)), "mitmdump did not start"
-        _wait(lambda: listen_addrs(port) == expect, timeout=10)
+        assert wait_for(lambda: out.exists() and listen_addrs(port)), "mitmdump did not start"
+        wait_for(lambda: listen_addrs(port) == expect, timeout=10)
         return listen_addrs(port)
     finally:
-        _stop(p)
+        stop(p)
 
 
 def test_documented_mitmdump_with_addon_listens_on_loopback_only(tmp_path):
@@ -118,10 +99,10 @@ def test_replay_serve_and_record_listen_on_loopback_by_default(tmp_path, cap):
         p = subprocess.Popen(_wirecap(*argv), cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
         try:
-            assert _wait(lambda pf=pf: (tmp_path / pf).exists() and (tmp_path / pf).read_text().strip())
+            assert wait_for(lambda pf=pf: (tmp_path / pf).exists() and (tmp_path / pf).read_text().strip())
             assert listen_addrs(int((tmp_path / pf).read_text())) == ["127.0.0.1"]
         finally:
-            _stop(p)
+            stop(p)
 
 
 # --- 2. file modes ----------------------------------------------------------------------------------
@@ -160,9 +141,9 @@ def test_every_output_is_owner_only_whatever_the_umask(tmp_path, cap, mask):
         p = subprocess.Popen(_wirecap(*argv), cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, preexec_fn=lambda: os.umask(mask))
         try:
-            assert _wait(lambda pf=pf: (tmp_path / pf).exists())
+            assert wait_for(lambda pf=pf: (tmp_path / pf).exists())
         finally:
-            _stop(p)
+            stop(p)
         assert _mode(tmp_path / pf) == 0o600
     assert _mode(tmp_path / "r.jsonl") == 0o600
     ca = tmp_path / "home" / "ca"
@@ -301,12 +282,12 @@ def test_replay_serve_redacts_live_secrets_everywhere(tmp_path, cap):
         p = subprocess.Popen(_wirecap("replay", "serve", str(cap), "--port-file", "p", "--speed", "0"),
                              cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=ef)
         try:
-            assert _wait(lambda: (tmp_path / "p").exists() and (tmp_path / "p").read_text().strip())
+            assert wait_for(lambda: (tmp_path / "p").exists() and (tmp_path / "p").read_text().strip())
             port = int((tmp_path / "p").read_text())
             status, body = _post(port)
             code, reason = asyncio.run(_ws(port))
         finally:
-            _stop(p)
+            stop(p)
     log = err.read_text()
     assert status == 400 and code == 1008
     assert "replay mismatch" in log and "note_a" in log and "«redacted:" in log  # still says what differed

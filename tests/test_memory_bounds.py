@@ -43,7 +43,7 @@ def pipe_capture(path, n: int) -> None:
         f.write(b"".join(b'{"seq":%d,"t":0.5,"type":"msg","ch":"stdout","dir":"s2c","text":"line %d"}\n' % (i + 3, i)
                          for i in range(n)))
         f.write(b'{"seq":%d,"t":1.0,"type":"close","ch":"proc","exit_code":3}\n'
-                b'{"seq":%d,"t":1.0,"type":"end","records":%d}\n' % (n + 3, n + 4, n + 4))
+                b'{"seq":%d,"t":1.0,"type":"end","records":%d,"bytes":0,"errors":0}\n' % (n + 3, n + 4, n + 4))
 
 
 def http_capture(path, n: int) -> None:
@@ -59,7 +59,7 @@ def http_capture(path, n: int) -> None:
                          b'{"seq":%d,"t":0.5,"type":"close","ch":"%s","status":200}\n'
                          % (s + 1, ch, s + 2, ch, i, s + 3, ch, s + 4, ch))
         f.write(b"".join(parts))
-        f.write(b'{"seq":%d,"t":1.0,"type":"end","records":%d}\n' % (4 * n + 1, 4 * n + 1))
+        f.write(b'{"seq":%d,"t":1.0,"type":"end","records":%d,"bytes":0,"errors":0}\n' % (4 * n + 1, 4 * n + 1))
 
 
 def short_exchanges(path, n: int) -> None:
@@ -75,7 +75,7 @@ def short_exchanges(path, n: int) -> None:
                     b'{"seq":%d,"t":0.5,"type":"response","ch":"%s","status":200}\n'
                     b'{"seq":%d,"t":0.5,"type":"close","ch":"%s","status":200}\n'
                     % (s + 1, ch, s + 2, ch, body, s + 3, ch, s + 4, ch))
-        f.write(b'{"seq":%d,"t":1.0,"type":"end","records":%d}\n' % (4 * n + 1, 4 * n + 1))
+        f.write(b'{"seq":%d,"t":1.0,"type":"end","records":%d,"bytes":0,"errors":0}\n' % (4 * n + 1, 4 * n + 1))
 
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS semantics are Linux's")
