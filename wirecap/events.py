@@ -96,12 +96,14 @@ class Event:
                 raise ValueError(f"field {name!r} is {type(value).__name__}, expected {classes[0].__name__}")
         if not all(s.__class__ is int for s in obj.get("seq") or ()):
             raise ValueError("field 'seq' must be a list of integers")
+        if obj.get("kind").__class__ is not str:
+            raise ValueError("field 'kind' is missing")
         return cls(
             kind=obj["kind"],
-            ch=obj.get("ch", ""),
+            ch=obj.get("ch") or "",
             seq=tuple(obj.get("seq") or ()),
             t=float(obj.get("t") or 0.0),
-            dialect=obj.get("dialect", ""),
+            dialect=obj.get("dialect") or "",
             item=obj.get("item"),
             id=obj.get("id"),
             role=obj.get("role"),
