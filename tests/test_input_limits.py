@@ -347,3 +347,34 @@ def test_follow_skips_an_over_long_line_that_arrives_in_pieces(tmp_path, monkeyp
     t.join(10)
     assert got == len(lines) - 1  # every record (all lines but the header; the junk line skipped)
     assert reader.problems == [f"{path}:3: line longer than 64 KiB (WIRECAP_MAX_LINE); skipped"]
+
+
+def test_replay_exec_from_a_fifo_holds_the_lines_it_cannot_read_twice(tmp_path):
+    """`replay exec` reads a plain file twice (check, then play); a FIFO once, holding its lines."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    expected = run_wirecap("replay", "exec", "--speed", "0", str(GOOD), timeout=30)
+    writer = _slow_writer(fifo, GOOD.read_bytes(), delay=0.5)
+    res = run_wirecap("replay", "exec", "--speed", "0", str(fifo), env={"WIRECAP_FIFO_TIMEOUT": "0.2"},
+                      timeout=30)
+    writer.join(10)
+    assert (res.returncode, res.stdout) == (expected.returncode, expected.stdout), res.stderr.decode()
+    assert expected.stdout
+    assert b"Traceback" not in res.stderr and b"internal error" not in res.stderr
+
+
+def test_replay_scripts_from_a_fifo_are_held_not_read_back_by_offset(tmp_path):
+    """A FIFO cannot be read back by offset (`pread`): its messages are kept as records."""
+    from wirecap.replay.script import RecordRef, load_scripts
+
+    cap = ROOT / "captures" / "codebuff-sdk-0.3.13-ws-tool.jsonl"
+    _header, from_file = load_scripts(str(cap))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = _slow_writer(fifo, cap.read_bytes(), delay=0.2)
+    _header, from_fifo = load_scripts(str(fifo))
+    writer.join(10)
+    refs = [s for sc in from_file for s in sc.steps if s._client.__class__ is RecordRef]
+    assert refs  # (the plain file is read back by offset)
+    assert [s.client for sc in from_fifo for s in sc.steps] == [s.client for sc in from_file for s in sc.steps]
+    assert not [s for sc in from_fifo for s in sc.steps if s._client.__class__ is RecordRef]

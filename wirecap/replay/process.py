@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
+from wirecap.capture.inputs import is_stream
 from wirecap.capture.payload import line_bytes
 from wirecap.capture.reader import CaptureReader
 from wirecap.errors import WirecapError
@@ -25,9 +26,9 @@ from wirecap.replay.timing import Pacer
 
 def load_process(path: str, channels: tuple[str, ...] = ()) -> ProcessScript:
     """The process to replay, checked; its lines are not held (a file is read again by `process_lines`),
-    except from standard input, which cannot be read twice."""
+    except from standard input, a pipe or a FIFO, which cannot be read twice."""
     with CaptureReader(path) as reader:
-        if path == "-":
+        if is_stream(path):
             script = build_process_script(reader, channels=channels or None)
         else:
             scan = ProcessScan(channels=channels or None)
@@ -114,7 +115,7 @@ def exit_like(status: int, stop_signals: bool = False) -> None:
 def run_exec(path: str, speed: float = 1.0, max_wait: float | None = None, channels: tuple[str, ...] = (),
              stop_signals: bool = False) -> None:
     script = load_process(path, channels)
-    lines = None if path == "-" else process_lines(path, channels)
+    lines = None if is_stream(path) else process_lines(path, channels)
     status = play_process(script, Pacer(speed, max_wait), sys.stdout.buffer, sys.stderr.buffer, lines)
     exit_like(status, stop_signals)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,6 +255,8 @@ def _offsets(reader: CaptureReader) -> Callable[[dict[str, Any]], dict[str, Any]
     in memory instead)."""
     f = getattr(reader, "_f", None)
     if not (isinstance(f, io.BufferedReader) and isinstance(f.raw, io.FileIO)) or reader.follow:
+        return None
+    if not stat.S_ISREG(os.fstat(f.raw.fileno()).st_mode):  # a FIFO or `<(...)`: no reading back by offset
         return None
     src = RecordSource(reader.path)
     checked = False
