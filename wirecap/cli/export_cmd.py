@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 import click
 
 from wirecap.capture.reader import CaptureReader
-from wirecap.cli.common import refuse_output_over_input
+from wirecap.cli.common import refuse_output_over_input, replacing_file
 from wirecap.errors import WirecapError
 from wirecap.export.har import write_har
-from wirecap.fsmode import open_private
 
 
 @click.command()
@@ -36,19 +34,8 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
             if not force and os.path.lexists(har_path):
                 raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)")
             # through a temp file renamed into place: bad input met halfway leaves no half a HAR
-            tmp = f"{har_path}.tmp{os.getpid()}"
-            try:
-                fd = open_private(tmp, os.O_WRONLY | os.O_EXCL)
-            except OSError as e:
-                raise WirecapError(f"{har_path}: cannot create: {e.strerror}") from None
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    counts = write_har(reader.header, reader, f)
-                os.replace(tmp, har_path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            with replacing_file(har_path) as f:
+                counts = write_har(reader.header, reader, f)
     for line in reader.report():
         click.echo(f"wirecap: {line}", err=True)
     if quiet:
