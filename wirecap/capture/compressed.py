@@ -12,7 +12,8 @@ command says so in one line); a stream that ends cleanly just ends.
 
 What callers may rely on: the bytes returned are exactly a prefix of the decompressed stream; one
 call of the decompressor gets at most 2 KiB of zstd input or returns at most 1 MiB of gzip output, so
-no single read blows up (a limit on the total is the caller's business).
+no single read blows up; with `max_ratio`, a stream that grows past that many times the compressed bytes
+it was decoded from (once `RATIO_FLOOR` bytes came out) stops with a one-line WirecapError (a bomb).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from __future__ import annotations
 import io
 import zlib
 from typing import IO, Any
+
+from wirecap.capture.inputs import RATIO_FLOOR, human
+from wirecap.errors import WirecapError
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -44,7 +48,7 @@ def kind_of(magic: bytes) -> str | None:
 class DecompressingReader(io.RawIOBase):
     """A raw, read-only stream of the decompressed bytes of `src` (a gzip or zstd file object)."""
 
-    def __init__(self, src: IO[bytes], kind: str) -> None:
+    def __init__(self, src: IO[bytes], kind: str, *, max_ratio: float = 0, name: str = "") -> None:
         super().__init__()
         if kind not in ("gzip", "zstd"):
             raise ValueError(f"unknown compression {kind!r}")
@@ -60,6 +64,9 @@ class DecompressingReader(io.RawIOBase):
         self._members = 0
         self._error: str | None = None
         self._eof = False
+        self._max_ratio = max_ratio  # 0: no limit
+        self._name = name  # for messages
+        self._produced = 0  # decompressed bytes so far
 
     def readable(self) -> bool:
         return True
@@ -71,10 +78,21 @@ class DecompressingReader(io.RawIOBase):
                     raise TornStream(self._error)
                 return 0
             self._out, self._pos = self._step(), 0
+            self._produced += len(self._out)
+            if self._max_ratio and self._produced > RATIO_FLOOR:
+                self._check_ratio()
         n = min(len(b), len(self._out) - self._pos)
         b[:n] = self._out[self._pos:self._pos + n]
         self._pos += n
         return n
+
+    def _check_ratio(self) -> None:
+        packed = max(self._consumed, 1)
+        if self._produced > self._max_ratio * packed:
+            raise WirecapError(
+                f"{self._name}: decompresses to over {self._max_ratio:g} times its compressed size "
+                f"({human(self._produced)} from {human(packed)}): a compression bomb? "
+                "(set WIRECAP_MAX_RATIO=0 to read it anyway)")
 
     def close(self) -> None:
         if not self.closed:
@@ -167,6 +185,7 @@ def _errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
-def open_decompressed(src: IO[bytes], kind: str) -> IO[bytes]:
-    """A buffered reader of the decompressed bytes of `src` (closing it closes `src`)."""
-    return io.BufferedReader(DecompressingReader(src, kind), 1 << 20)  # type: ignore[return-value]
+def open_decompressed(src: IO[bytes], kind: str, *, max_ratio: float = 0, name: str = "") -> IO[bytes]:
+    """A buffered reader of the decompressed bytes of `src` (closing it closes `src`), bounded by
+    `max_ratio` (0: no limit; see `DecompressingReader`)."""
+    return io.BufferedReader(DecompressingReader(src, kind, max_ratio=max_ratio, name=name), 1 << 20)  # type: ignore[return-value]

@@ -25,7 +25,6 @@ being a `WirecapError` (exit 2) whose message names the input.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import stat
@@ -95,12 +94,10 @@ def human(n: float) -> str:
 
 
 class InputFile(io.FileIO):
-    """A file descriptor read as raw bytes, counting them (`count`: what a decompressor consumed at most),
-    and serving first the bytes read while checking a FIFO for a writer."""
+    """A file descriptor read as raw bytes, serving first the bytes read while checking a FIFO for a writer."""
 
     def __init__(self, fd: int, *, closefd: bool = True, prefix: bytes = b"") -> None:
         super().__init__(fd, "rb", closefd=closefd)
-        self.count = 0
         self._prefix = prefix
 
     def readinto(self, b) -> int | None:  # type: ignore[no-untyped-def, override]
@@ -108,12 +105,8 @@ class InputFile(io.FileIO):
             n = min(len(b), len(self._prefix))
             b[:n] = self._prefix[:n]
             self._prefix = self._prefix[n:]
-            self.count += n
             return n
-        n = super().readinto(b)
-        if n:
-            self.count += n
-        return n
+        return super().readinto(b)
 
     def seekable(self) -> bool:
         return False if self._prefix else super().seekable()
@@ -174,8 +167,7 @@ def _wait_for_writer(path: str, fd: int) -> bytes:
 def open_input(path: str) -> io.BufferedReader:
     """`path` ("-": standard input) opened for reading bytes, special files checked (see the module doc).
 
-    Whatever is returned reads as a plain buffered binary file; its `.raw` is an `InputFile` (counting
-    bytes) unless standard input is not a real file descriptor (tests running the CLI in-process)."""
+    Whatever is returned reads as a plain buffered binary file; its `.raw` is an `InputFile` unless standard input is not a real file descriptor (tests running the CLI in-process)."""
     if path == "-":
         return _open_stdin()
     try:
@@ -217,61 +209,6 @@ def _open_stdin() -> io.BufferedReader:
         if why is not None:
             raise WirecapError(f"-: standard input {why}")
     return io.BufferedReader(InputFile(fd, closefd=False), _BUFFER)
-
-
-def source_of(f: IO[bytes]) -> InputFile | None:
-    """The counting raw file under a buffered reader from `open_input` (None if there is none)."""
-    raw = getattr(f, "raw", None)
-    return raw if isinstance(raw, InputFile) else None
-
-
-class _Bounded(io.RawIOBase):
-    """A decompressed stream that stops with a WirecapError when it outgrows its compressed source."""
-
-    def __init__(self, inner: IO[bytes], source: InputFile | None, path: str, ratio: float) -> None:
-        self._inner = inner
-        self._source = source
-        self._path = path
-        self._ratio = ratio
-        self._out = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def, override]
-        # One read of the decompressor at a time (readinto1/read1): what a torn stream held before its
-        # damage is delivered before the error is raised.
-        readinto = getattr(self._inner, "readinto1", None)
-        if readinto is not None:
-            n = readinto(b) or 0
-        else:
-            read = getattr(self._inner, "read1", None) or self._inner.read
-            data = read(len(b))
-            n = len(data)
-            b[:n] = data
-        self._out += n
-        if self._out > RATIO_FLOOR and self._source is not None and self._ratio > 0:
-            packed = max(self._source.count, 1)
-            if self._out > self._ratio * packed:
-                raise WirecapError(
-                    f"{self._path}: decompresses to over {self._ratio:g} times its compressed size "
-                    f"({human(self._out)} from {human(packed)}): a compression bomb? "
-                    "(set WIRECAP_MAX_RATIO=0 to read it anyway)")
-        return n
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._inner.close()
-        super().close()
-
-
-def limit_decompressed(stream: IO[bytes], source: IO[bytes], path: str) -> IO[bytes]:
-    """`stream` (what `source` decompresses to) bounded by `max_ratio()`; `stream` itself when it is
-    `source` (nothing was compressed) or the limit is off."""
-    ratio = max_ratio()
-    if stream is source or ratio <= 0:
-        return stream
-    return io.BufferedReader(_Bounded(stream, source_of(source), path, ratio), _BUFFER)  # type: ignore[arg-type]
 
 
 def drain_line(f: IO[bytes]) -> int:

@@ -20,8 +20,8 @@ import orjson
 from wirecap.capture.inputs import (
     OVERLONG,
     drain_line,
-    limit_decompressed,
     max_line,
+    max_ratio,
     open_input,
     overlong_message,
 )
@@ -49,8 +49,7 @@ def open_binary(path: str) -> IO[bytes]:
     """`path` ("-": stdin) opened for reading bytes, gzip and zstd undone by their magic bytes (whatever the
     file is called); a missing file, a directory, a device or an unreadable one is a WirecapError, and so
     is a compressed input that outgrows its limit (`wirecap.capture.inputs`: special files, FIFOs, limits)."""
-    raw = open_input(path)
-    return limit_decompressed(_decoded(path, raw), raw, path)
+    return _decoded(path, open_input(path))
 
 
 def _decoded(path: str, raw: IO[bytes]) -> IO[bytes]:
@@ -61,7 +60,8 @@ def _decoded(path: str, raw: IO[bytes]) -> IO[bytes]:
         # Torn-tolerant: every decodable line first, then `TornStream` (an OSError) if the stream was cut.
         from wirecap.capture.compressed import open_decompressed
 
-        return open_decompressed(buffered, "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd")
+        kind = "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd"
+        return open_decompressed(buffered, kind, max_ratio=max_ratio(), name=path)
     return buffered
 
 
