@@ -453,28 +453,11 @@ def convert_stream(src: Source, kind: str | None = None, *,
     return kind, ops
 
 
-def convert(src: Source, kind: str | None = None, *, dialect: str | None = None) -> tuple[str, list[ImportOp]]:
-    """(kind, ops) for one source as a list; `kind` None auto-detects."""
-    kind, ops = convert_stream(src, kind, dialect=dialect)
-    return kind, list(ops())
-
-
-def merge(op_lists: list[list[ImportOp]]) -> tuple[float | None, list[ImportOp]]:
-    """One timeline from several sources: untimed records first (in order), then timed ones by time.
-
-    Returns the earliest source time (the capture's `created`, None when no source had timing) and
-    the ops in writing order. The sort is stable, so one source's own order is never changed.
-    """
-    untimed = [op for ops in op_lists for op in ops if op.ts is None]
-    timed = sorted((op for ops in op_lists for op in ops if op.ts is not None), key=lambda op: op.ts)  # type: ignore[arg-type, return-value]
-    t0 = timed[0].ts if timed else None
-    return t0, untimed + timed
-
-
 def merge_stream(sources: list[Callable[[], Iterator[ImportOp]]],
                  timing: list[tuple[bool, bool]] | None = None) -> Iterator[ImportOp]:
-    """`merge`'s order without holding the ops: a pass per source for the untimed ops, then the timed ones
-    of all sources merged by time (each source's are in order already; ties keep the sources' order).
+    """One timeline from several sources, without holding the ops: a pass per source for the untimed ops
+    (in order), then the timed ones of all sources merged by time (each source's are in order already;
+    ties keep the sources' order, and one source's own order is never changed).
     `timing` (per source: has untimed ops, has timed ops; from an earlier pass) skips passes that would
     find nothing."""
     timing = timing or [(True, True)] * len(sources)
