@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean lab bytecode realclient
+.PHONY: demo test lint bench venv clean lab bytecode realclient complexity typecheck
 
 venv: $(STAMP)
 
@@ -44,3 +44,10 @@ realclient: bytecode
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+# The shape gates of issue 15, run by lint: cyclomatic complexity (radon) and the type checker on the core.
+complexity: $(STAMP)
+	$(PY) tools/complexity.py
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
