@@ -50,7 +50,7 @@ def runs(paths: list[str]) -> Iterator[tuple[str, list[str]]]:
         ("validate", ["validate"]), ("validate-json", ["validate", "--json"]),
         ("stats", ["stats"]), ("stats-json", ["stats", "--json"]), ("stats-all", ["stats", "--all"]),
         ("report-term", ["report", "-f", "term", "--width", "120"]), ("report-md", ["report", "-f", "md"]),
-        ("report-html", ["report", "-f", "html"]), ("report-json", ["report", "-f", "json"]),
+        ("report-html", ["report", "-f", "html", "-o", "-"]), ("report-json", ["report", "-f", "json"]),
         ("export", ["export", "-q", "-o", "-"]),
     ]
     for path in paths:
@@ -68,7 +68,7 @@ def runs(paths: list[str]) -> Iterator[tuple[str, list[str]]]:
             yield f"{a} {b} {name}", [*argv, a, b]
     for a, b in pairs[::3] + same:
         for fmt in ("term", "md", "html", "json"):
-            yield f"{a} {b} report2-{fmt}", ["report", "-f", fmt, "--width", "120", a, b]
+            yield f"{a} {b} report2-{fmt}", ["report", "-f", fmt, "--width", "120", "-o", "-", a, b]
     # Universal-event files (what `convert` writes) diffed against each other.
     for a, b in same:
         ea, eb = (f"{EVENTS_DIR}/{Path(p).stem}.events.jsonl" for p in (a, b))
