@@ -200,18 +200,28 @@ class ItemBuilder:
         self.feed = self.folder.feed
 
     def _take(self, f: FoldedItem) -> None:
-        """The fold's sink: the item made comparable, put where it started in its unit."""
-        kind = f.kind
+        """The fold's sink: the item made comparable, put where it started in its unit. (The hot path
+        of the events level: `encode`'s common case is inlined.)"""
+        kind, index, ch = f.kind, f.index, f.ch
         content, sig = _CONTENT.get(kind, _other_content)(f, self.chunks)
-        body = self._encode(kind, f.index, content)
+        norm = self._norm_of.get(kind)
+        if norm is not None:  # (index-free rules: every item of a kind normalizes alike)
+            body = canon(norm(content))
+            if body.find(REDACTED) >= 0:
+                body = canon(self.normalizer(content, (kind, index)))
+            if self.env is not None:
+                body = mask_json(body, self.env)
+        else:
+            body = self.encode(kind, index, content)
         try:
             sig = self._sigs.setdefault(sig, sig)  # one shared tuple per distinct signature
         except TypeError:  # (an unhashable part: kept as it is)
             pass
-        if self.store is None or len(body) <= INLINE_MAX or is_stderr(f.ch):
-            item = Item(kind, f.index, sig, body, f.seq, f.ch, f.t)
-        else:  # a long body goes to the store (`wirecap.analysis.spill`)
-            item = Item(kind, f.index, sig, body_key(body), f.seq, f.ch, f.t, "", self.store.put(body), self.store)
+        store = self.store
+        if store is None or len(body) <= INLINE_MAX or ch == "stderr" or ch.startswith("stderr-"):
+            item = Item(kind, index, sig, body, f.seq, ch, f.t)
+        else:  # a long body goes to the store (`wirecap.analysis.spill`); stderr lines stay whole (`is_stderr`)
+            item = Item(kind, index, sig, body_key(body), f.seq, ch, f.t, "", store.put(body), store)
         if f.unit is self._last_unit:
             slots = self._last_slots
         else:
@@ -225,14 +235,12 @@ class ItemBuilder:
             slots.extend([None] * (pos - len(slots) + 1))
         slots[pos] = item
 
-    def _encode(self, kind: str, index: int, content: dict[str, Any]) -> bytes:
+    def encode(self, kind: str, index: int, content: dict[str, Any]) -> bytes:
         """The canonical JSON an item is compared by: normalized, redaction placeholders without their
         fingerprints, values volatile by shape (ids, times, ports: `wirecap.analysis.idshape`) and this
         side's environment paths masked."""
         if self._index_free:  # every item of a kind normalizes alike
-            norm = self._norm_of.get(kind)
-            if norm is None:
-                norm = self._norm_of[kind] = self.normalizer.fixed((kind, 0))
+            norm = self._norm_of[kind] = self.normalizer.fixed((kind, 0))
             body = canon(norm(content))
         else:
             body = canon(self.normalizer(content, (kind, index), fingerprints=False))

@@ -124,22 +124,18 @@ def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str],
         yield rec
 
 
-def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False,
-            env: EnvMask | None = None) -> Iterator[Event]:
-    """Events of one side; the reader's complaints (skipped lines, an interrupted capture) go to `warnings`."""
+@contextlib.contextmanager
+def _events_of(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False,
+               env: EnvMask | None = None) -> Iterator[tuple[Iterator[Event], set[str]]]:
+    """Events of one side, and the channels whose events are left out (analytics requests: their
+    batches follow the client's flush timer, not the run; filled as the records are read). The
+    reader's complaints (skipped lines, an interrupted capture) go to `warnings` when it is done."""
+    skip: set[str] = set()
     if kind == "events":
-        for ev in read_event_file(path):
-            if ch is None or ev.ch == ch or unit_key(ev.ch) == ch:
-                yield ev
+        yield (ev for ev in read_event_file(path) if ch is None or ev.ch == ch or unit_key(ev.ch) == ch), skip
         return
     with CaptureReader(path) as reader:
-        if not shapes:
-            yield from decode_records(reader, ch=ch)
-        else:  # analytics batches follow the client's flush timer, not the run: left out
-            skip: set[str] = set()
-            for ev in decode_records(_without_telemetry(reader, skip, env), ch=ch):
-                if ev.ch not in skip:
-                    yield ev
+        yield decode_records(_without_telemetry(reader, skip, env) if shapes else reader, ch=ch), skip
         warnings.extend(reader.report())
 
 
@@ -149,17 +145,20 @@ def _event_streams(path: str, kind: str, ch: str | None, ignore: tuple[str, ...]
     # (the side's cwd from its process record: CodeBuddy names its project folder, a slug of the cwd,
     # in a prompt long before any item states the cwd itself)
     env = EnvMask() if shapes else None
-    events = _decode(path, kind, ch, warnings if warnings is not None else [], shapes, env)
-    first = next(events, None)
-    dialect = first.dialect if first is not None else None
-    extra = [f"unparsed[*].raw.{p}" for p in dialect_volatile(dialect)]
-    builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
-                          unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes, store=store)
-    builder.env = env
-    if first is not None:
-        builder.feed(first)
-    for ev in events:
-        builder.feed(ev)
+    with _events_of(path, kind, ch, warnings if warnings is not None else [], shapes, env) as (events, skip):
+        first = next((ev for ev in events if ev.ch not in skip), None)
+        dialect = first.dialect if first is not None else None
+        extra = [f"unparsed[*].raw.{p}" for p in dialect_volatile(dialect)]
+        builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
+                              unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes,
+                              store=store)
+        builder.env = env
+        feed = builder.feed
+        if first is not None:
+            feed(first)
+        for ev in events:  # (the hot loop: no generator layer of its own)
+            if ev.ch not in skip:
+                feed(ev)
     streams = list(builder.finish().values())
     if ch is not None:
         for u in streams:
