@@ -318,8 +318,11 @@ class Folder:
         o = self._open.get(okey)
         if o is None and ev.kind == ITEM_COMPLETED:
             o = self._streamed_part(unit, ev.id, kind) if self._open else None
-            if o is None and kind != TOOL_CALL:  # the usual case: an item complete in one event
-                self._whole(u, kind, ev)
+            if o is None:  # the usual case: an item complete in one event
+                if kind == TOOL_CALL:
+                    self._whole_call(u, ev)
+                else:
+                    self._whole(u, kind, ev)
                 return
         if o is None:
             o = self._open[okey] = self._open_item(u, kind, ev)
@@ -335,6 +338,13 @@ class Folder:
             self._call(unit, o, ev)
         elif o.done:
             self._send(o)
+
+    def _whole_call(self, u: FoldedUnit, ev: Event) -> None:
+        """A tool call complete in one event: kept (not open) until its result comes."""
+        o = self._open_item(u, TOOL_CALL, ev)
+        o.data.update(ev.data)
+        o.done = True
+        self._call(u.key, o, ev)
 
     def _call(self, unit: str, o: _Open, ev: Event) -> None:
         """A tool call's event: (re)register it as waiting for its result; hand it out when both are done."""
