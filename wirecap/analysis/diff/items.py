@@ -19,7 +19,7 @@ from wirecap.analysis.fold import FoldedItem, Folder, channel_unit, usage_first
 from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, mask_json
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
-from wirecap.dialects.base import hkey
+from wirecap.dialects.base import hkey, is_stderr
 from wirecap.events import TOOL_CALL
 
 # Event-level fields that change from run to run whatever the dialect (paths over items, see
@@ -151,10 +151,6 @@ def new_item(kind: str, index: int, sig: tuple[Any, ...], body: bytes, seq: tupl
     return Item(kind, index, sig, body_key(body), seq, ch, t, "", store.put(body), store)
 
 
-def is_stderr(ch: str) -> bool:
-    return ch == "stderr" or ch.startswith("stderr-")
-
-
 def stderr_multiset(items: list[Item], is_line: Callable[[Item], bool], *, lines_first: bool = False) -> list[Item]:
     """stderr is compared as a multiset of lines: a process's diagnostics come from concurrent parts of
     it (a background flush, a retry), so their order among themselves and against stdout is not
@@ -221,7 +217,7 @@ class ItemBuilder:
         except TypeError:  # (an unhashable part: kept as it is)
             pass
         store = self.store
-        if store is None or len(body) <= INLINE_MAX or ch == "stderr" or ch.startswith("stderr-"):
+        if store is None or len(body) <= INLINE_MAX or ch[:6] == "stderr":  # (`is_stderr`, inlined)
             item = Item(kind, index, sig, body, f.seq, ch, f.t)
         else:  # a long body goes to the store (`wirecap.analysis.spill`); stderr lines stay whole (`is_stderr`)
             item = Item(kind, index, sig, body_key(body), f.seq, ch, f.t, "", store.put(body), store)

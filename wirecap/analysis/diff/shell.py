@@ -31,7 +31,7 @@ from wirecap.analysis.diff.items import (
 from wirecap.analysis.diff.pairing import pair_streams
 from wirecap.analysis.diff.result import DiffResult, PairDiff
 from wirecap.analysis.diff.stats_level import session_timing, stats_rows, stream_timing
-from wirecap.analysis.diff.wire import WireBuilder, dialect_volatile, telemetry_url
+from wirecap.analysis.diff.wire import WireBuilder, dialect_volatile, note_open
 from wirecap.analysis.idshape import EnvMask
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.notes import load_notes
@@ -111,21 +111,17 @@ def read_event_file(path: str) -> Iterator[Event]:
             yield event
 
 
-def _without_telemetry(records: Iterable[dict[str, Any]], skip: set[str],
-                       env: EnvMask | None = None) -> Iterator[dict[str, Any]]:
-    """The records, noting in `skip` the channels of analytics requests (`idshape.is_telemetry`); with
-    `env`, a recorded process's cwd is learned (as at the wire level: `WireBuilder.feed`)."""
+def _noting_opens(records: Iterable[dict[str, Any]], skip: set[str], env: EnvMask) -> Iterator[dict[str, Any]]:
+    """The records, their open records noted as at the wire level (`wire.note_open`: the process's cwd
+    into `env`, analytics channels into `skip`)."""
     for rec in records:
         if rec.get("type") == "open":
-            if rec.get("kind") == "http" and telemetry_url(rec.get("url")):
-                skip.add(rec["ch"])
-            if env is not None and isinstance(rec.get("cwd"), str):
-                env.add("cwd", rec["cwd"])
+            note_open(rec, env, skip)
         yield rec
 
 
 @contextlib.contextmanager
-def _events_of(path: str, kind: str, ch: str | None, warnings: list[str], shapes: bool = False,
+def _events_of(path: str, kind: str, ch: str | None, warnings: list[str],
                env: EnvMask | None = None) -> Iterator[tuple[Iterator[Event], set[str]]]:
     """Events of one side, and the channels whose events are left out (analytics requests: their
     batches follow the client's flush timer, not the run; filled as the records are read). The
@@ -135,7 +131,7 @@ def _events_of(path: str, kind: str, ch: str | None, warnings: list[str], shapes
         yield (ev for ev in read_event_file(path) if ch is None or ev.ch == ch or unit_key(ev.ch) == ch), skip
         return
     with CaptureReader(path) as reader:
-        yield decode_records(_without_telemetry(reader, skip, env) if shapes else reader, ch=ch), skip
+        yield decode_records(_noting_opens(reader, skip, env) if env is not None else reader, ch=ch), skip
         warnings.extend(reader.report())
 
 
@@ -145,7 +141,7 @@ def _event_streams(path: str, kind: str, ch: str | None, ignore: tuple[str, ...]
     # (the side's cwd from its process record: CodeBuddy names its project folder, a slug of the cwd,
     # in a prompt long before any item states the cwd itself)
     env = EnvMask() if shapes else None
-    with _events_of(path, kind, ch, warnings if warnings is not None else [], shapes, env) as (events, skip):
+    with _events_of(path, kind, ch, warnings if warnings is not None else [], env) as (events, skip):
         first = next((ev for ev in events if ev.ch not in skip), None)
         dialect = first.dialect if first is not None else None
         extra = [f"unparsed[*].raw.{p}" for p in dialect_volatile(dialect)]

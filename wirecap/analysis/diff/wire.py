@@ -16,7 +16,6 @@ from wirecap.analysis.diff.items import (
     ItemStream,
     canon,
     interned,
-    is_stderr,
     new_item,
     stderr_multiset,
     unit_key,
@@ -25,7 +24,7 @@ from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.spill import BodyStore
 from wirecap.dialects import detect_channel, volatile_paths
-from wirecap.dialects.base import DETECT_MSGS
+from wirecap.dialects.base import DETECT_MSGS, is_stderr
 from wirecap.errors import WirecapError
 
 _WIRE_RECORDS = frozenset(("open", "msg", "response", "close"))
@@ -57,6 +56,16 @@ def telemetry_url(url: Any) -> bool:
     """Whether an HTTP channel's URL is an analytics endpoint (`idshape.is_telemetry`)."""
     p = url_path(url)
     return p is not None and is_telemetry(p)
+
+
+def note_open(rec: dict[str, Any], env: EnvMask, skip: set[str]) -> None:
+    """What a diff that masks shapes keeps of an open record, at both levels: a recorded process's cwd,
+    learned into `env` (its paths are masked), and an analytics HTTP channel, added to `skip` (left
+    out: its batches follow the client's flush timer, not the run)."""
+    if isinstance(rec.get("cwd"), str):
+        env.add("cwd", rec["cwd"])
+    if rec.get("kind") == "http" and telemetry_url(rec.get("url")):
+        skip.add(rec["ch"])
 
 
 def _is_line(it: Item) -> bool:
@@ -121,14 +130,10 @@ class WireBuilder:
             self._detect(u)
 
     def _open(self, ch: str, rec: dict[str, Any]) -> None:
-        """An open record: kept (kind, URL, the process's cwd); an analytics channel is left out."""
+        """An open record: kept (kind, URL), and noted (`note_open`) when shapes are masked."""
         self._opens[ch] = rec
-        if self.env is None:
-            return
-        if isinstance(rec.get("cwd"), str):
-            self.env.add("cwd", rec["cwd"])
-        if rec.get("kind") == "http" and telemetry_url(rec.get("url")):
-            self._skip.add(ch)  # (analytics batches follow the client's flush timer: left out)
+        if self.env is not None:
+            note_open(rec, self.env, self._skip)
 
     def _kind_group(self, ch: str) -> tuple[str, None, tuple[Any, ...]]:
         """A new channel's kind, (dialect: told later) and pairing group."""
