@@ -16,6 +16,21 @@ from wirecap.analysis.notes import Note
 from wirecap.capture.payload import payload_size, payload_text
 from wirecap.capture.redact import Redactor, redact_record
 from wirecap.dialects import Detection
+from wirecap.events import (
+    ERROR,
+    ITEM_COMPLETED,
+    ITEM_DELTA,
+    ITEM_EVENT_KINDS,
+    MESSAGE,
+    SESSION_ENDED,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    UNPARSED,
+    Event,
+)
 
 LONG_GAP = 2.0  # seconds of silence on a channel worth pointing out
 MAX_GAPS_PER_CHANNEL = 10
@@ -31,7 +46,7 @@ MAX_ENTRY_INPUT = MAX_ENTRY_TEXT  # bytes of a tool call's input (JSON) kept as 
 
 
 @dataclass
-class ChannelSummary:
+class ChannelActivity:
     """One channel as seen from its records."""
 
     ch: str
@@ -125,7 +140,7 @@ class CaptureReport:
     recorder_errors_omitted: int = 0  # past MAX_RECORDER_ERRORS: counted, not listed
     reader_problems: list[str] = field(default_factory=list)
     record_types: Counter = field(default_factory=Counter)
-    channels: list[ChannelSummary] = field(default_factory=list)
+    channels: list[ChannelActivity] = field(default_factory=list)
     sessions: list[dict[str, Any]] | None = None
     sessions_note: str = ""
     findings: list[dict[str, Any]] | None = None
@@ -246,16 +261,16 @@ class RecordSummarizer:
     def __init__(self, report: CaptureReport, *, long_gap: float = LONG_GAP, dialect: str | None = None) -> None:
         self.r = report
         self.long_gap = long_gap
-        self._ch: dict[str, ChannelSummary] = {}
+        self._ch: dict[str, ChannelActivity] = {}
         self._first_c2s: dict[str, float] = {}
         self._last_t: dict[str, float] = {}
         # the decoders' detection (with the same forced `--dialect`): the report names what decode does
         self._detection = Detection(dialect=dialect)
 
-    def channel(self, ch: str) -> ChannelSummary:
+    def channel(self, ch: str) -> ChannelActivity:
         c = self._ch.get(ch)
         if c is None:
-            c = self._ch[ch] = ChannelSummary(ch=ch)
+            c = self._ch[ch] = ChannelActivity(ch=ch)
         return c
 
     def feed(self, rec: dict[str, Any]) -> None:
@@ -272,53 +287,75 @@ class RecordSummarizer:
             r.ended_cleanly = True
             return
         if rtype == "error":
-            if len(r.recorder_errors) < MAX_RECORDER_ERRORS:
-                r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
-                                          "message": _clip(m, 500) if isinstance(m := rec.get("message"), str) else m})
-            else:
-                r.recorder_errors_omitted += 1
+            self._recorder_error(rec, ch)
         if not isinstance(ch, str):
             return
         c = self.channel(ch)
         prev = self._last_t.get(ch)
-        if prev is not None and t - prev >= self.long_gap:
+        if prev is not None and t - prev >= self.long_gap:  # a long silence on the channel ends here
             c.gaps.append((prev, t))
         self._last_t[ch] = t
-        if rtype == "open":
-            c.kind = str(rec.get("kind", "?"))
-            c.label = _label(rec)
-            c.opened = t
-            if c.kind == "pipe" and isinstance(rec.get("proc"), str):
-                c.parent = rec["proc"]
-        elif rtype == "close":
-            c.closed = t
-            c.end_state = _end_state(rec)
-        elif rtype == "response":
-            c.end_state = c.end_state or f"HTTP {rec.get('status')}"
-        elif rtype == "msg":
-            size = payload_size(rec)
-            r.messages += 1
-            r.bytes += size
-            c.times.append(t)
-            if c.first is None:
-                c.first = t
-            c.last = t
-            if rec.get("dir") == "c2s":
-                c.msgs_c2s += 1
-                c.bytes_c2s += size
-                self._first_c2s.setdefault(ch, t)
-            else:
-                c.msgs_s2c += 1
-                c.bytes_s2c += size
-                if c.first_reply is None:
-                    start = self._first_c2s.get(ch)
-                    if start is None and c.kind == "pipe" and c.parent in self._ch:
-                        start = self._ch[c.parent].opened
-                    if start is None and c.kind == "http":
-                        start = c.opened
-                    if start is not None:
-                        c.first_reply = max(0.0, t - start)
-                        c.first_reply_at = t
+        on = self._ON_RECORD.get(rtype)
+        if on is not None:
+            on(self, c, rec, t)
+
+    def _recorder_error(self, rec: dict[str, Any], ch: Any) -> None:
+        r = self.r
+        if len(r.recorder_errors) >= MAX_RECORDER_ERRORS:
+            r.recorder_errors_omitted += 1
+            return
+        m = rec.get("message")
+        r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
+                                  "message": _clip(m, 500) if isinstance(m, str) else m})
+
+    def _on_open(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        c.kind = str(rec.get("kind", "?"))
+        c.label = _label(rec)
+        c.opened = t
+        if c.kind == "pipe" and isinstance(rec.get("proc"), str):
+            c.parent = rec["proc"]
+
+    def _on_close(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        c.closed = t
+        c.end_state = _end_state(rec)
+
+    def _on_response(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        c.end_state = c.end_state or f"HTTP {rec.get('status')}"
+
+    def _on_msg(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        size = payload_size(rec)
+        self.r.messages += 1
+        self.r.bytes += size
+        c.times.append(t)
+        if c.first is None:
+            c.first = t
+        c.last = t
+        if rec.get("dir") == "c2s":
+            c.msgs_c2s += 1
+            c.bytes_c2s += size
+            self._first_c2s.setdefault(c.ch, t)
+            return
+        c.msgs_s2c += 1
+        c.bytes_s2c += size
+        if c.first_reply is None:
+            start = self._reply_start(c)
+            if start is not None:
+                c.first_reply = max(0.0, t - start)
+                c.first_reply_at = t
+
+    def _reply_start(self, c: ChannelActivity) -> float | None:
+        """What a first reply on `c` answers: its first c2s message, else its process's start (a pipe),
+        else its request (HTTP)."""
+        start = self._first_c2s.get(c.ch)
+        if start is None and c.kind == "pipe" and c.parent in self._ch:
+            start = self._ch[c.parent].opened
+        if start is None and c.kind == "http":
+            start = c.opened
+        return start
+
+    _ON_RECORD: dict[str, Callable[[RecordSummarizer, ChannelActivity, dict[str, Any], float], None]] = {
+        "open": _on_open, "close": _on_close, "response": _on_response, "msg": _on_msg,
+    }
 
     def finish(self) -> None:
         if self.r.recorder_errors_omitted:
@@ -384,108 +421,167 @@ def _as_text(v: Any) -> str:
         return repr(v)
 
 
-def conversation_from_events(events: Iterable[Any], *, limit: int = MAX_CONVERSATION_ENTRIES
+# An entry of these kinds stays even when empty: its title says what happened.
+_KEPT_EMPTY = frozenset(("tool_call", "tool_result", "session", "result", "error"))
+
+
+def _bits(label: str, bits: list[str]) -> str:
+    return label + (" (" + ", ".join(bits) + ")" if bits else "")
+
+
+def _session_started(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+    bits = [f"{k}: {data[k]}" for k in ("model", "session_id", "cwd", "version") if data.get(k)]
+    return ConvEntry("session", ev.ch, seq, ev.t, text=_bits("session started", bits))
+
+
+def _turn_started(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry | None:
+    prompt = _as_text(data.get("prompt"))
+    return ConvEntry("user", ev.ch, seq, ev.t, text=_clip(prompt)) if prompt else None
+
+
+def _error(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+    msg = _as_text(data.get("message")) or "error"
+    code = data.get("code")
+    return ConvEntry("error", ev.ch, seq, ev.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")), is_error=True)
+
+
+def _turn_ended(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+    bits = []
+    if data.get("stop_reason"):
+        bits.append(f"stop: {data['stop_reason']}")
+    if data.get("is_error"):
+        bits.append("is_error")
+    result = _as_text(data.get("result"))
+    why = f": {_clip(result, 500)}" if result and data.get("is_error") else ""
+    return ConvEntry("result", ev.ch, seq, ev.t, text=_bits("turn ended", bits) + why, is_error=bool(data.get("is_error")))
+
+
+def _session_ended(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+    bits = [f"{k}: {data[k]}" for k in ("exit_code", "duration_ms", "cost_usd") if data.get(k) is not None]
+    if data.get("is_error"):
+        bits.insert(0, "is_error")
+    return ConvEntry("result", ev.ch, seq, ev.t, text=_bits("session ended", bits), is_error=bool(data.get("is_error")))
+
+
+# The entry of an event that is a whole step by itself (None: nothing worth showing).
+_ENTRY_OF: dict[str, Callable[[Event, dict[str, Any], int | None], ConvEntry | None]] = {
+    SESSION_STARTED: _session_started,
+    TURN_STARTED: _turn_started,
+    ERROR: _error,
+    TURN_ENDED: _turn_ended,
+    SESSION_ENDED: _session_ended,
+}
+
+
+def _item_entry_kind(item: str, role: str | None) -> str:
+    """What an item is called in a conversation: a message by its role, other items by their kind."""
+    if item == MESSAGE:
+        return "user" if role == "user" else ("status" if role == "system" else "assistant")
+    return item
+
+
+def _fill_tool_call(entry: ConvEntry, kind: str, data: dict[str, Any], seq: int | None) -> None:
+    entry.name = data.get("name", entry.name)
+    entry.call_id = data.get("call_id", entry.call_id)
+    if kind == ITEM_DELTA:
+        piece = data.get("text") or data.get("arguments") or ""
+        entry.text = _clip(entry.text + _as_text(piece))
+    elif data.get("input") is not None:
+        entry.input = bounded_input(data["input"], seq)
+
+
+def _fill_tool_result(entry: ConvEntry, kind: str, data: dict[str, Any], seq: int | None) -> None:
+    entry.call_id = data.get("call_id", entry.call_id)
+    entry.name = data.get("name", entry.name)
+    if kind == ITEM_DELTA:
+        entry.text = _clip(entry.text + _as_text(data.get("text") or data.get("output")))
+    elif data.get("output") is not None:
+        entry.text = _clip(_as_text(data["output"]))
+    entry.is_error = bool(data.get("is_error")) or entry.is_error
+
+
+def _fill_text(entry: ConvEntry, kind: str, data: dict[str, Any], seq: int | None) -> None:
+    if kind == ITEM_DELTA:
+        entry.text = _clip(entry.text + _as_text(data.get("text")))
+    elif data.get("text") is not None:
+        entry.text = _clip(_as_text(data["text"]))
+
+
+_FILL: dict[str, Callable[[ConvEntry, str, dict[str, Any], int | None], None]] = {
+    TOOL_CALL: _fill_tool_call,
+    TOOL_RESULT: _fill_tool_result,
+}
+
+
+class ConversationBuilder:
+    """Folds universal events, one at a time, into conversation entries per channel (what
+    `conversation_from_events` returns). At most `limit` entries are kept; the rest are counted."""
+
+    def __init__(self, *, limit: int = MAX_CONVERSATION_ENTRIES) -> None:
+        self.limit = limit
+        self.entries: dict[str, list[ConvEntry]] = {}
+        self.unparsed: Counter[str] = Counter()
+        self.dropped = 0  # entries past `limit`
+        self._total = 0
+        self._open: dict[tuple[str, str, str], ConvEntry] = {}  # streamed items not completed yet
+
+    def _add(self, e: ConvEntry) -> ConvEntry | None:
+        if self._total >= self.limit:
+            self.dropped += 1
+            return None
+        self._total += 1
+        self.entries.setdefault(e.ch, []).append(e)
+        return e
+
+    def feed(self, ev: Event) -> None:
+        kind = ev.kind
+        if kind == UNPARSED:
+            self.unparsed[ev.ch] += 1
+        elif kind in ITEM_EVENT_KINDS:
+            self._feed_item(ev)
+        elif (make := _ENTRY_OF.get(kind)) is not None:
+            e = make(ev, ev.data or {}, ev.seq[0] if ev.seq else None)
+            if e is not None:
+                self._add(e)
+
+    def _feed_item(self, ev: Event) -> None:
+        """Items that stream (started / delta / completed, one id) become one entry: the completed
+        text wins, else the deltas joined."""
+        item = ev.item or MESSAGE
+        key = (ev.ch, ev.id or "", item) if ev.id else None
+        entry = self._open.get(key) if key else None
+        seq = ev.seq[0] if ev.seq else None
+        if entry is None:
+            entry = self._add(ConvEntry(_item_entry_kind(item, ev.role), ev.ch, seq, ev.t))
+            if entry is None:
+                return
+            if key:
+                self._open[key] = entry
+        if seq is not None:
+            entry.seqs = entry.seqs + tuple(s for s in ev.seq if s not in entry.seqs)[:50]
+        _FILL.get(item, _fill_text)(entry, ev.kind, ev.data or {}, seq)
+        if ev.kind == ITEM_COMPLETED and key:
+            self._open.pop(key, None)
+
+    def finish(self) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
+        """(entries by channel, unparsed events by channel, entries left out). Entries that ended up
+        saying nothing (a started item never filled) are left out."""
+        out = {ch: [e for e in entries if e.text or e.input is not None or e.kind in _KEPT_EMPTY]
+               for ch, entries in self.entries.items()}
+        return out, dict(self.unparsed), self.dropped
+
+
+def conversation_from_events(events: Iterable[Event], *, limit: int = MAX_CONVERSATION_ENTRIES
                              ) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
-    """Group universal events into conversation entries per channel.
+    """Group universal events into conversation entries per channel (`ConversationBuilder`).
 
     Items that stream (started / delta / completed) become one entry: the completed text wins, else
     the deltas joined. Returns (entries by channel, unparsed count by channel, entries left out).
     """
-    out: dict[str, list[ConvEntry]] = {}
-    unparsed: Counter = Counter()
-    open_items: dict[tuple[str, str, str], ConvEntry] = {}
-    total = 0
-    dropped = 0
-
-    def add(e: ConvEntry) -> ConvEntry | None:
-        nonlocal total, dropped
-        if total >= limit:
-            dropped += 1
-            return None
-        total += 1
-        out.setdefault(e.ch, []).append(e)
-        return e
-
+    b = ConversationBuilder(limit=limit)
     for ev in events:
-        kind = ev.kind
-        data = ev.data or {}
-        seq = ev.seq[0] if ev.seq else None
-        if kind == "unparsed":
-            unparsed[ev.ch] += 1
-            continue
-        if kind == "session.started":
-            bits = [f"{k}: {data[k]}" for k in ("model", "session_id", "cwd", "version") if data.get(k)]
-            add(ConvEntry("session", ev.ch, seq, ev.t, text="session started" + (" (" + ", ".join(bits) + ")" if bits else "")))
-        elif kind == "turn.started":
-            prompt = _as_text(data.get("prompt"))
-            if prompt:
-                add(ConvEntry("user", ev.ch, seq, ev.t, text=_clip(prompt)))
-        elif kind in ("item.started", "item.delta", "item.completed"):
-            item = ev.item or "message"
-            key = (ev.ch, ev.id or "", item) if ev.id else None
-            entry = open_items.get(key) if key else None
-            if item == "message":
-                ekind = "user" if ev.role == "user" else ("status" if ev.role == "system" else "assistant")
-            elif item == "status":
-                ekind = "status"
-            else:
-                ekind = item
-            if entry is None:
-                entry = add(ConvEntry(ekind, ev.ch, seq, ev.t))
-                if entry is None:
-                    continue
-                if key:
-                    open_items[key] = entry
-            if seq is not None:
-                entry.seqs = entry.seqs + tuple(s for s in ev.seq if s not in entry.seqs)[:50]
-            if item == "tool_call":
-                entry.name = data.get("name", entry.name)
-                entry.call_id = data.get("call_id", entry.call_id)
-                if kind == "item.delta":
-                    piece = data.get("text") or data.get("arguments") or ""
-                    entry.text = _clip(entry.text + _as_text(piece))
-                elif data.get("input") is not None:
-                    entry.input = bounded_input(data["input"], seq)
-            elif item == "tool_result":
-                entry.call_id = data.get("call_id", entry.call_id)
-                entry.name = data.get("name", entry.name)
-                if kind == "item.delta":
-                    entry.text = _clip(entry.text + _as_text(data.get("text") or data.get("output")))
-                elif data.get("output") is not None:
-                    entry.text = _clip(_as_text(data["output"]))
-                entry.is_error = bool(data.get("is_error")) or entry.is_error
-            else:
-                if kind == "item.delta":
-                    entry.text = _clip(entry.text + _as_text(data.get("text")))
-                elif data.get("text") is not None:
-                    entry.text = _clip(_as_text(data["text"]))
-            if kind == "item.completed" and key:
-                open_items.pop(key, None)
-        elif kind == "error":
-            msg = _as_text(data.get("message")) or "error"
-            code = data.get("code")
-            add(ConvEntry("error", ev.ch, seq, ev.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")),
-                          is_error=True))
-        elif kind == "turn.ended":
-            bits = []
-            if data.get("stop_reason"):
-                bits.append(f"stop: {data['stop_reason']}")
-            if data.get("is_error"):
-                bits.append("is_error")
-            result = _as_text(data.get("result"))
-            add(ConvEntry("result", ev.ch, seq, ev.t, text="turn ended" + (" (" + ", ".join(bits) + ")" if bits else "")
-                          + (f": {_clip(result, 500)}" if result and data.get("is_error") else ""),
-                          is_error=bool(data.get("is_error"))))
-        elif kind == "session.ended":
-            bits = [f"{k}: {data[k]}" for k in ("exit_code", "duration_ms", "cost_usd") if data.get(k) is not None]
-            if data.get("is_error"):
-                bits.insert(0, "is_error")
-            add(ConvEntry("result", ev.ch, seq, ev.t, text="session ended" + (" (" + ", ".join(bits) + ")" if bits else ""),
-                          is_error=bool(data.get("is_error"))))
-    # Drop assistant/user entries that streamed nothing (e.g. a started item never filled).
-    for ch, entries in out.items():
-        out[ch] = [e for e in entries if e.text or e.input is not None or e.kind in ("tool_call", "tool_result", "session", "result", "error")]
-    return out, dict(unparsed), dropped
+        b.feed(ev)
+    return b.finish()
 
 
 def bounded_input(value: Any, seq: int | None) -> Any:
