@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from wirecap.analysis.notes import Note
 from wirecap.capture.payload import payload_size, payload_text
 from wirecap.capture.redact import Redactor, redact_record
@@ -111,6 +113,13 @@ class ConvEntry:
     call_id: str | None = None
     seqs: tuple[int, ...] = ()
 
+    def arguments(self, *, indent: bool = False) -> str:
+        """What a tool call was given, as text: the streamed arguments, else its input as JSON
+        (indented by 2 with `indent`), else ""."""
+        if self.text or self.input is None:
+            return self.text
+        return orjson.dumps(self.input, option=orjson.OPT_INDENT_2 if indent else None).decode()
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "ch": self.ch, "seq": self.seq, "t": self.t}
         if self.text:
@@ -160,6 +169,13 @@ class CaptureReport:
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+    def conversation_channels(self) -> list[str]:
+        """The channels a conversation is laid out by: every channel in capture order, then those only
+        the events know (a renderer shows each one's entries, or the note saying why there are none)."""
+        known = [c.ch for c in self.channels]
+        known_set = set(known)
+        return known + [ch for ch in self.conversation if ch not in known_set]
 
     def summary_rows(self) -> list[tuple[str, Any]]:
         """The headline figures, as (label, value) pairs."""
@@ -413,8 +429,6 @@ def _as_text(v: Any) -> str:
             else:
                 parts.append(_as_text(b))
         return "\n".join(parts)
-    import orjson
-
     try:
         return orjson.dumps(v).decode()
     except TypeError:
@@ -590,8 +604,6 @@ def bounded_input(value: Any, seq: int | None) -> Any:
     if isinstance(value, str):
         size = len(value)
     else:
-        import orjson
-
         try:
             size = len(orjson.dumps(value))
         except TypeError:
@@ -608,8 +620,6 @@ def bounded_record(rec: dict[str, Any], limit: int = MAX_SHOWN_RECORD) -> dict[s
     """A raw record as a report shows it: itself, or past `limit` bytes of JSON the same record with
     its payload cut to a text preview that says how many bytes were left out (`shown_truncated`: the
     record's full size, so a reader of the JSON model can tell)."""
-    import orjson
-
     try:
         size = len(orjson.dumps(rec))
     except TypeError:
