@@ -18,13 +18,14 @@ import contextlib
 import gc
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from wirecap.analysis.align import align
+from wirecap.analysis.fold import FoldedItem, Folder, channel_unit, usage_first
 from wirecap.analysis.idshape import TELEMETRY_URL, EnvMask, is_telemetry, mask_json, mask_text
 from wirecap.analysis.normalize import MISSING, Normalizer, format_path
 from wirecap.analysis.sides import build_both, can_fork
@@ -32,19 +33,8 @@ from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
 from wirecap.dialects.base import DETECT_MSGS, hkey
 from wirecap.errors import CaptureFormatError, WirecapError
 from wirecap.events import (
-    ERROR,
     EVENT_KINDS,
-    ITEM_COMPLETED,
-    ITEM_DELTA,
-    ITEM_STARTED,
-    SESSION_ENDED,
-    SESSION_STARTED,
     TOOL_CALL,
-    TOOL_RESULT,
-    TURN_ENDED,
-    TURN_STARTED,
-    UNPARSED,
-    USAGE,
     Event,
 )
 
@@ -74,18 +64,6 @@ EVENT_VOLATILE = (
     "*[*].timestamp",
 )
 
-# Event kind -> item kind (item.* events use their own `item` field).
-_EVENT_ITEM = {
-    SESSION_STARTED: "session",
-    TURN_STARTED: "turn",
-    USAGE: "usage",
-    ERROR: "error",
-    TURN_ENDED: "turn_end",
-    SESSION_ENDED: "session_end",
-    UNPARSED: "unparsed",
-}
-_ITEM_EVENTS = frozenset((ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED))
-_PIPES = ("proc", "stdout", "stderr", "stdin")
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
 _REDACTED = "«redacted:".encode()  # a redaction placeholder in canonical JSON (orjson writes UTF-8 as is)
@@ -460,42 +438,14 @@ def _decode(path: str, kind: str, ch: str | None, warnings: list[str], shapes: b
         warnings.extend(reader.report())
 
 
-def unit_key(ch: str) -> str:
-    """A process and its pipes form one unit: `stdout-2` -> `proc-2`."""
-    head, _, n = ch.partition("-")
-    if head in _PIPES and (not n or n.isdigit()):
-        return "proc" + (f"-{n}" if n else "")
-    return ch
+unit_key = channel_unit  # (a process and its pipes form one unit: `stdout-2` -> `proc-2`)
 
 
 # --- events level: events -> items ------------------------------------------------------------------------
-class _Open:
-    """An item still being assembled (streamed pieces, or a tool call waiting for its result)."""
-
-    __slots__ = ("kind", "role", "data", "pieces", "seq", "ch", "t", "index", "result", "done", "key", "pos",
-                 "call_key")
-
-    def __init__(self, kind: str, role: str | None, ch: str, seq: tuple[int, ...], t: float, index: int,
-                 pos: int) -> None:
-        self.kind = kind
-        self.role = role
-        self.data: dict[str, Any] = {}
-        self.pieces: list[str] = []
-        self.seq = seq
-        self.ch = ch
-        self.t = t
-        self.index = index
-        self.result: dict[str, Any] | None = None
-        self.done = False
-        self.key: tuple[Any, ...] | None = None
-        self.pos = pos  # where it sits in its unit's list (replaced by the Item once final)
-        self.call_key: tuple[str, Any] | None = None
-
-
 class ItemBuilder:
-    """Folds a stream of universal events into items, per unit. Streaming: an item is turned into its
-    compact form (canonical bytes) as soon as nothing can change it any more (a tool call once its
-    result is complete), so memory holds only the items still open, not the decoded events."""
+    """Turns the items of the fold (`wirecap.analysis.fold`) into comparable items, per unit. Streaming:
+    an item is turned into its compact form (canonical bytes) as soon as the fold hands it out, so
+    memory holds only the items still open, not the decoded events."""
 
     def __init__(self, normalizer: Normalizer, *, chunks: bool = False, unit_of=unit_key, shapes: bool = True,
                  store: BodyStore | None = None) -> None:
@@ -504,179 +454,43 @@ class ItemBuilder:
         self._sigs: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one tuple per distinct signature
         self.env: EnvMask | None = EnvMask() if shapes else None  # this side's cwd/HOME/TMPDIR, learned
         self.chunks = chunks
-        self.unit_of = unit_of
-        self.units: dict[str, Unit] = {}
-        self._slots: dict[str, list[_Open | Item]] = {}
-        self._open: dict[tuple[str, str | None, str], _Open] = {}
-        self._calls: dict[tuple[str, str], _Open] = {}
-        self._counts: dict[str, dict[str, int]] = {}  # unit -> item kind -> items so far
-        self._by_ch: dict[str, Unit] = {}
+        self._slots: dict[str, list[Item | None]] = {}
+        self._last_unit: str | None = None  # (the unit of the last item, and its slots: usually the next's)
+        self._last_slots: list[Item | None] = []
         self._index_free = normalizer.index_free
         self._norm_of: dict[str, Any] = {}  # item kind -> its normalizer (index-free rules only)
+        self.folder = Folder(self._take, unit_of=unit_of)
+        self.feed = self.folder.feed
 
-    def _unit(self, ev: Event) -> Unit:
-        u = self._by_ch.get(ev.ch)
-        if u is None:
-            key = self.unit_of(ev.ch)
-            u = self.units.get(key)
-            if u is None:
-                u = self.units[key] = Unit(key, "events", ev.dialect or None, ("events", ev.dialect or None))
-                self._slots[key] = []
-                self._counts[key] = {}
-            self._by_ch[ev.ch] = u
-        if u.dialect is None and ev.dialect:
-            u.dialect = ev.dialect
-            u.group = ("events", ev.dialect)
-        if u.t_first is None:
-            u.t_first = ev.t
-        u.t_last = ev.t
-        return u
-
-    def _index(self, u: Unit, kind: str) -> int:
-        counts = self._counts[u.key]
-        n = counts.get(kind, 0)
-        counts[kind] = n + 1
-        return n
-
-    def _new(self, u: Unit, kind: str, role: str | None, ev: Event) -> _Open:
-        slots = self._slots[u.key]
-        o = _Open(kind, role, ev.ch, tuple(ev.seq), ev.t, self._index(u, kind), len(slots))
-        slots.append(o)
-        return o
-
-    def feed(self, ev: Event) -> None:
-        u = self._by_ch.get(ev.ch)
-        if u is not None and u.dialect is not None and u.t_first is not None:
-            u.t_last = ev.t  # (the rest of `_unit` has nothing to do for a known, settled unit)
+    def _take(self, f: FoldedItem) -> None:
+        """The fold's sink: the item made comparable, put where it started in its unit."""
+        kind = f.kind
+        content, sig = _CONTENT.get(kind, _other_content)(f, self.chunks)
+        body = self._encode(kind, f.index, content)
+        try:
+            sig = self._sigs.setdefault(sig, sig)  # one shared tuple per distinct signature
+        except TypeError:  # (an unhashable part: kept as it is)
+            pass
+        if self.store is None or len(body) <= INLINE_MAX or _is_stderr(f.ch):
+            item = Item(kind, f.index, sig, body, f.seq, f.ch, f.t)
+        else:  # a long body goes to the store (`wirecap.analysis.spill`)
+            item = Item(kind, f.index, sig, body_key(body), f.seq, f.ch, f.t, "", self.store.put(body), self.store)
+        if f.unit is self._last_unit:
+            slots = self._last_slots
         else:
-            u = self._unit(ev)
-        if ev.kind in _ITEM_EVENTS:
-            self._feed_item(u, ev)
+            slots = self._slots.setdefault(f.unit, [])
+            self._last_unit, self._last_slots = f.unit, slots
+        pos = f.pos
+        if pos == len(slots):
+            slots.append(item)
             return
-        kind = _EVENT_ITEM.get(ev.kind, ev.kind)  # a whole item in one event: final at once
-        self._slots[u.key].append(self._make(kind, self._index(u, kind), ev.role, ev.data, (), None,
-                                             tuple(ev.seq), ev.ch, ev.t))
+        if pos > len(slots):
+            slots.extend([None] * (pos - len(slots) + 1))
+        slots[pos] = item
 
-    def _feed_item(self, u: Unit, ev: Event) -> None:
-        kind = ev.item or "item"
-        if kind == TOOL_RESULT:
-            call_id = hkey(ev.data.get("call_id"))
-            call = self._calls.get((u.key, call_id)) if call_id is not None else None
-            if call is not None and (call.result is None or not call.result.get("_done")):
-                # a result belongs to its call: compared as `tool_call[N].result`
-                if ev.kind != ITEM_DELTA:
-                    call.result = {**(call.result or {}), **ev.data}
-                    if ev.kind == ITEM_COMPLETED:
-                        call.result["_done"] = True
-                call.seq = call.seq + tuple(ev.seq)
-                if call.done and call.result is not None and call.result.get("_done"):
-                    self._settle(u, call)
-                return
-        okey = (u.key, ev.id, kind)
-        o = self._open.get(okey)
-        if (o is None or o.done) and ev.kind == ITEM_COMPLETED:
-            o = self._streamed_part(u.key, ev.id, kind) if self._open else None
-            if o is None and kind != TOOL_CALL:  # the usual case: an item complete in one event
-                self._slots[u.key].append(self._make(kind, self._index(u, kind), ev.role, ev.data, (), None,
-                                                     tuple(ev.seq), ev.ch, ev.t))
-                return
-        if o is None or o.done:
-            o = self._new(u, kind, ev.role, ev)
-            o.key = okey
-            self._open[okey] = o
-        else:
-            o.seq = o.seq + tuple(ev.seq)
-        if ev.role and not o.role:
-            o.role = ev.role
-        if ev.kind == ITEM_DELTA:
-            piece = ev.data.get("text")
-            if piece is None:
-                piece = ev.data.get("arguments", ev.data.get("delta", ""))
-            o.pieces.append(piece if isinstance(piece, str) else orjson.dumps(piece).decode())
-            for k, v in ev.data.items():
-                if k not in ("text", "arguments", "delta"):
-                    o.data.setdefault(k, v)
-        else:
-            o.data.update(ev.data)
-            if ev.kind == ITEM_COMPLETED:
-                o.done = True
-                if o.key is not None and self._open.get(o.key) is o:
-                    del self._open[o.key]  # only unfinished items stay open (keeps lookups cheap)
-        if kind == TOOL_CALL:
-            call_id = hkey(o.data.get("call_id") or ev.id)
-            if call_id is not None:
-                o.call_key = (u.key, call_id)
-                self._calls[o.call_key] = o
-            if o.done and o.result is not None and o.result.get("_done"):
-                self._settle(u, o)
-        elif o.done:
-            self._settle(u, o)
-
-    def _settle(self, u: Unit, o: _Open) -> None:
-        """A finished item (a tool call with its finished result): nothing can change it any more."""
-        if o.call_key is not None and self._calls.get(o.call_key) is o:
-            del self._calls[o.call_key]  # a later result with this id is an item of its own either way
-        slots = self._slots[u.key]
-        if slots[o.pos] is o:
-            slots[o.pos] = self._item(o)
-
-    def _streamed_part(self, unit: str, item_id: str | None, kind: str) -> _Open | None:
-        """The open streamed item a completion finishes although its id is spelled differently
-        (`msg_1:0` streamed, `msg_1` completed): the earliest unfinished one of that kind and id prefix."""
-        for (ukey, oid, okind), o in self._open.items():
-            if ukey != unit or okind != kind or o.done:
-                continue
-            if item_id is None or oid is None or (isinstance(oid, str) and oid.startswith(f"{item_id}:")):
-                return o
-        return None
-
-    def finish(self) -> dict[str, Unit]:
-        for key, slots in self._slots.items():
-            u = self.units[key]
-            u.items = _stderr_last(_usage_first([s if s.__class__ is Item else self._item(s) for s in slots]))  # type: ignore[arg-type]
-        self._slots.clear()
-        self._open.clear()
-        self._calls.clear()
-        return self.units
-
-    def _item(self, o: _Open) -> Item:
-        return self._make(o.kind, o.index, o.role, o.data, o.pieces, o.result, o.seq, o.ch, o.t)
-
-    def _make(self, kind: str, index: int, role: str | None, data: dict[str, Any], pieces: Sequence[str],
-              result: dict[str, Any] | None, seq: tuple[int, ...], ch: str, t: float) -> Item:
-        content: dict[str, Any]
-        if kind in ("message", "reasoning", "status"):
-            text = data.get("text")
-            if not isinstance(text, str):
-                text = "".join(pieces)
-            content = {k: v for k, v in data.items() if k != "text"}
-            if role is not None:
-                content["role"] = role
-            content["text"] = text
-            if self.chunks and pieces:
-                content["chunks"] = list(pieces)
-            sig: tuple[Any, ...] = (kind, role)
-        elif kind == TOOL_CALL:
-            content = dict(data)
-            if "input" not in content and pieces:
-                joined = "".join(pieces)
-                try:
-                    content["input"] = orjson.loads(joined)
-                except orjson.JSONDecodeError:
-                    content["input"] = joined
-            if result is not None:
-                content["result"] = {k: v for k, v in result.items() if k not in ("_done", "call_id")}
-            elif "result" not in content:
-                content["result"] = None
-            sig = (kind, hkey(content.get("name")))
-        else:
-            content = dict(data)
-            if role is not None:
-                content["role"] = role
-            if kind == "unparsed" and isinstance(content.get("reason"), str) and ch in content["reason"]:
-                # (a channel's name is its position in the capture, not what was said on it)
-                content["reason"] = content["reason"].replace(f" {ch}:", " <ch>:").replace(f" {ch} ", " <ch> ")
-            sig = (kind, hkey(_sig_hint(kind, content)))
+    def _encode(self, kind: str, index: int, content: dict[str, Any]) -> bytes:
+        """The canonical JSON an item is compared by: normalized, redaction placeholders without their
+        fingerprints, values volatile by shape masked."""
         if self._index_free:  # every item of a kind normalizes alike
             norm = self._norm_of.get(kind)
             if norm is None:
@@ -687,31 +501,61 @@ class ItemBuilder:
         if body.find(_REDACTED) >= 0:  # placeholders: compared without their fingerprints
             body = _canon(self.normalizer(content, (kind, index)))
         if self.env is not None:
-            body = _mask(body, self.env)
-        return new_item(kind, index, _interned(self._sigs, sig), body, seq, ch, t, self.store)
+            body = mask_json(body, self.env)
+        return body
+
+    def finish(self) -> dict[str, Unit]:
+        units: dict[str, Unit] = {}
+        for key, fu in self.folder.finish().items():
+            u = units[key] = Unit(key, "events", fu.dialect, ("events", fu.dialect), [], fu.t_first, fu.t_last)
+            items = cast(list[Item], self._slots.pop(key, []))  # (every slot is filled once the fold finished)
+            if "usage" in fu.kinds:
+                items = usage_first(items)
+            u.items = _stderr_last(items) if any(map(_is_stderr, fu.channels)) else items
+        return units
 
 
-def _usage_first(slots: list[Item]) -> list[Item]:
-    """Items decoded from one record have no order among them except their content order; usage
-    (a snapshot riding on the record) goes first, so streamed and non-streamed runs line up.
-    (A stable partition of each run of items sharing their first seq, in one pass.)"""
-    out: list[Item] = []
-    key: object = _NO_KEY
-    at = 0  # where the run's next usage item goes
-    for it in slots:
-        seq = it.seq
-        if not seq or seq[0] != key:  # a new run
-            key = seq[0] if seq else _NO_KEY
-            at = len(out)
-        if it.kind == "usage":
-            out.insert(at, it)
-            at += 1
-        else:
-            out.append(it)
-    return out
+def _text_content(f: FoldedItem, chunks: bool) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """A message, reasoning or status: its fields, role and text (and how it was streamed, with `chunks`)."""
+    data = f.data
+    content = {k: v for k, v in data.items() if k != "text"}
+    if f.role is not None:
+        content["role"] = f.role
+    text = data.get("text")
+    content["text"] = text if isinstance(text, str) else "".join(f.pieces)
+    if chunks and f.pieces:
+        content["chunks"] = list(f.pieces)
+    return content, (f.kind, f.role)
 
 
-_NO_KEY = object()  # (joins no run: items without a seq are runs of their own)
+def _call_content(f: FoldedItem, chunks: bool) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """A tool call: its fields, its input (streamed arguments parsed) and its result (compared as
+    `tool_call[N].result`)."""
+    content = dict(f.data)
+    if "input" not in content and f.pieces:
+        content["input"] = f.input
+    if f.result is not None:
+        content["result"] = {k: v for k, v in f.result.data.items() if k != "call_id"}
+    elif "result" not in content:
+        content["result"] = None
+    return content, (f.kind, hkey(content.get("name")))
+
+
+def _other_content(f: FoldedItem, chunks: bool) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """Any other item: its fields and role; signed by what tells such items apart (`_sig_hint`)."""
+    kind, ch = f.kind, f.ch
+    content = dict(f.data)
+    if f.role is not None:
+        content["role"] = f.role
+    if kind == "unparsed" and isinstance(content.get("reason"), str) and ch in content["reason"]:
+        # (a channel's name is its position in the capture, not what was said on it)
+        content["reason"] = content["reason"].replace(f" {ch}:", " <ch>:").replace(f" {ch} ", " <ch> ")
+    return content, (kind, hkey(_sig_hint(kind, content)))
+
+
+_CONTENT = {"message": _text_content, "reasoning": _text_content, "status": _text_content,
+            TOOL_CALL: _call_content}
+_usage_first = usage_first  # (tests)
 
 
 def _mask(body: bytes, env: EnvMask) -> bytes:
