@@ -6,6 +6,7 @@ Nothing here reads files; `build.py` is the thin shell that feeds it.
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -14,15 +15,13 @@ from typing import Any
 
 import orjson
 
+from wirecap.analysis.fold import EVENT_ITEM, FoldedItem, Folder
 from wirecap.analysis.notes import Note
 from wirecap.capture.payload import payload_size, payload_text
 from wirecap.capture.redact import Redactor, redact_record
 from wirecap.dialects import Detection
 from wirecap.events import (
     ERROR,
-    ITEM_COMPLETED,
-    ITEM_DELTA,
-    ITEM_EVENT_KINDS,
     MESSAGE,
     SESSION_ENDED,
     SESSION_STARTED,
@@ -31,6 +30,7 @@ from wirecap.events import (
     TURN_ENDED,
     TURN_STARTED,
     UNPARSED,
+    USAGE,
     Event,
 )
 
@@ -437,29 +437,39 @@ def _as_text(v: Any) -> str:
 
 # An entry of these kinds stays even when empty: its title says what happened.
 _KEPT_EMPTY = frozenset(("tool_call", "tool_result", "session", "result", "error"))
+_UNPARSED = EVENT_ITEM[UNPARSED]
+_NOT_SHOWN = frozenset((_UNPARSED, EVENT_ITEM[USAGE]))  # (unparsed events are counted per channel)
+_MAYBE_NO_ENTRY = frozenset((EVENT_ITEM[TURN_STARTED],))  # a turn whose prompt the wire does not carry
+
+
+def _first(seq: tuple[int, ...]) -> int | None:
+    return seq[0] if seq else None
 
 
 def _bits(label: str, bits: list[str]) -> str:
     return label + (" (" + ", ".join(bits) + ")" if bits else "")
 
 
-def _session_started(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+def _session_started(it: FoldedItem) -> ConvEntry:
+    data = it.data
     bits = [f"{k}: {data[k]}" for k in ("model", "session_id", "cwd", "version") if data.get(k)]
-    return ConvEntry("session", ev.ch, seq, ev.t, text=_bits("session started", bits))
+    return ConvEntry("session", it.ch, _first(it.seq), it.t, text=_bits("session started", bits))
 
 
-def _turn_started(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry | None:
-    prompt = _as_text(data.get("prompt"))
-    return ConvEntry("user", ev.ch, seq, ev.t, text=_clip(prompt)) if prompt else None
+def _turn_started(it: FoldedItem) -> ConvEntry | None:
+    prompt = _as_text(it.data.get("prompt"))
+    return ConvEntry("user", it.ch, _first(it.seq), it.t, text=_clip(prompt)) if prompt else None
 
 
-def _error(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
-    msg = _as_text(data.get("message")) or "error"
-    code = data.get("code")
-    return ConvEntry("error", ev.ch, seq, ev.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")), is_error=True)
+def _error(it: FoldedItem) -> ConvEntry:
+    msg = _as_text(it.data.get("message")) or "error"
+    code = it.data.get("code")
+    return ConvEntry("error", it.ch, _first(it.seq), it.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")),
+                     is_error=True)
 
 
-def _turn_ended(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+def _turn_ended(it: FoldedItem) -> ConvEntry:
+    data = it.data
     bits = []
     if data.get("stop_reason"):
         bits.append(f"stop: {data['stop_reason']}")
@@ -467,134 +477,151 @@ def _turn_ended(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
         bits.append("is_error")
     result = _as_text(data.get("result"))
     why = f": {_clip(result, 500)}" if result and data.get("is_error") else ""
-    return ConvEntry("result", ev.ch, seq, ev.t, text=_bits("turn ended", bits) + why, is_error=bool(data.get("is_error")))
+    return ConvEntry("result", it.ch, _first(it.seq), it.t, text=_bits("turn ended", bits) + why,
+                     is_error=bool(data.get("is_error")))
 
 
-def _session_ended(ev: Event, data: dict[str, Any], seq: int | None) -> ConvEntry:
+def _session_ended(it: FoldedItem) -> ConvEntry:
+    data = it.data
     bits = [f"{k}: {data[k]}" for k in ("exit_code", "duration_ms", "cost_usd") if data.get(k) is not None]
     if data.get("is_error"):
         bits.insert(0, "is_error")
-    return ConvEntry("result", ev.ch, seq, ev.t, text=_bits("session ended", bits), is_error=bool(data.get("is_error")))
+    return ConvEntry("result", it.ch, _first(it.seq), it.t, text=_bits("session ended", bits),
+                     is_error=bool(data.get("is_error")))
 
 
-# The entry of an event that is a whole step by itself (None: nothing worth showing).
-_ENTRY_OF: dict[str, Callable[[Event, dict[str, Any], int | None], ConvEntry | None]] = {
-    SESSION_STARTED: _session_started,
-    TURN_STARTED: _turn_started,
-    ERROR: _error,
-    TURN_ENDED: _turn_ended,
-    SESSION_ENDED: _session_ended,
-}
+def _unique(seqs: tuple[int, ...]) -> tuple[int, ...]:
+    return seqs if len(seqs) < 2 else tuple(dict.fromkeys(seqs))
 
 
-def _item_entry_kind(item: str, role: str | None) -> str:
-    """What an item is called in a conversation: a message by its role, other items by their kind."""
-    if item == MESSAGE:
-        return "user" if role == "user" else ("status" if role == "system" else "assistant")
-    return item
+def _streamed_text(it: FoldedItem) -> str:
+    """An item's text: the completed (or started) text when it has one, else its streamed pieces joined."""
+    text = it.data.get("text")
+    return _clip(_as_text(text) if text is not None else "".join(it.pieces))
 
 
-def _fill_tool_call(entry: ConvEntry, kind: str, data: dict[str, Any], seq: int | None) -> None:
-    entry.name = data.get("name", entry.name)
-    entry.call_id = data.get("call_id", entry.call_id)
-    if kind == ITEM_DELTA:
-        piece = data.get("text") or data.get("arguments") or ""
-        entry.text = _clip(entry.text + _as_text(piece))
-    elif data.get("input") is not None:
-        entry.input = bounded_input(data["input"], seq)
+def _said(it: FoldedItem) -> ConvEntry:
+    """A message (by its role: user, status for system instructions, else assistant), reasoning, a status
+    line, or an item of a kind this report does not know (shown by its kind)."""
+    kind = it.kind
+    if kind in (MESSAGE, "item"):
+        kind = "user" if it.role == "user" else ("status" if it.role == "system" else "assistant")
+    return ConvEntry(kind, it.ch, _first(it.seq), it.t, text=_streamed_text(it), seqs=_unique(it.seq))
 
 
-def _fill_tool_result(entry: ConvEntry, kind: str, data: dict[str, Any], seq: int | None) -> None:
-    entry.call_id = data.get("call_id", entry.call_id)
-    entry.name = data.get("name", entry.name)
-    if kind == ITEM_DELTA:
-        entry.text = _clip(entry.text + _as_text(data.get("text") or data.get("output")))
-    elif data.get("output") is not None:
-        entry.text = _clip(_as_text(data["output"]))
-    entry.is_error = bool(data.get("is_error")) or entry.is_error
+def _tool_call(it: FoldedItem) -> ConvEntry:
+    """A tool call: its streamed arguments as text, its input as a value (bounded), its own seqs (its
+    joined result is an entry of its own)."""
+    data = it.data
+    own = it.seq
+    if it.result is not None:  # the fold adds a joined result's seqs to its call's: take them out
+        rest = list(own)
+        for s in it.result.seq:
+            rest.remove(s)
+        own = tuple(rest)
+    value = data.get("input")
+    return ConvEntry(TOOL_CALL, it.ch, _first(it.seq), it.t, text=_clip("".join(it.pieces)), name=data.get("name"),
+                     input=bounded_input(value, own[-1] if own else None) if value is not None else None,
+                     call_id=data.get("call_id"), seqs=_unique(own))
 
 
-def _fill_text(entry: ConvEntry, kind: str, data: dict[str, Any], seq: int | None) -> None:
-    if kind == ITEM_DELTA:
-        entry.text = _clip(entry.text + _as_text(data.get("text")))
-    elif data.get("text") is not None:
-        entry.text = _clip(_as_text(data["text"]))
+def _tool_result(it: FoldedItem) -> ConvEntry:
+    data = it.data
+    output = data.get("output")
+    text = _clip(_as_text(output)) if output is not None else _clip("".join(it.pieces))
+    return ConvEntry(TOOL_RESULT, it.ch, _first(it.seq), it.t, text=text, name=data.get("name"),
+                     is_error=bool(data.get("is_error")), call_id=data.get("call_id"), seqs=_unique(it.seq))
 
 
-_FILL: dict[str, Callable[[ConvEntry, str, dict[str, Any], int | None], None]] = {
-    TOOL_CALL: _fill_tool_call,
-    TOOL_RESULT: _fill_tool_result,
+# The entry of each kind of folded item (None: nothing worth showing); other kinds are `_said`.
+_ENTRY_OF: dict[str, Callable[[FoldedItem], ConvEntry | None]] = {
+    EVENT_ITEM[SESSION_STARTED]: _session_started,
+    EVENT_ITEM[TURN_STARTED]: _turn_started,
+    EVENT_ITEM[ERROR]: _error,
+    EVENT_ITEM[TURN_ENDED]: _turn_ended,
+    EVENT_ITEM[SESSION_ENDED]: _session_ended,
+    TOOL_CALL: _tool_call,
+    TOOL_RESULT: _tool_result,
 }
 
 
 class ConversationBuilder:
-    """Folds universal events, one at a time, into conversation entries per channel (what
-    `conversation_from_events` returns). At most `limit` entries are kept; the rest are counted."""
+    """Universal events, fed one at a time, as conversation entries per channel: the shared fold
+    (`wirecap.analysis.fold`: a streamed item and its completion are one entry, the completed text
+    winning) laid out as people read it, a tool result as an entry of its own where it started.
+
+    Memory stays bounded: the fold holds only open items, and only the first `limit` entries (in start
+    order) are kept; the rest are counted (`dropped`). `add_item` is the fold's sink, for a caller that
+    runs one fold for several consumers."""
 
     def __init__(self, *, limit: int = MAX_CONVERSATION_ENTRIES) -> None:
         self.limit = limit
-        self.entries: dict[str, list[ConvEntry]] = {}
         self.unparsed: Counter[str] = Counter()
         self.dropped = 0  # entries past `limit`
-        self._total = 0
-        self._open: dict[tuple[str, str, str], ConvEntry] = {}  # streamed items not completed yet
-
-    def _add(self, e: ConvEntry) -> ConvEntry | None:
-        if self._total >= self.limit:
-            self.dropped += 1
-            return None
-        self._total += 1
-        self.entries.setdefault(e.ch, []).append(e)
-        return e
+        self._kept: list[tuple[int, ConvEntry]] = []  # a heap of (-order, entry): the first `limit` entries
+        self.folder = Folder(self.add_item, unit_of=_own_channel)
 
     def feed(self, ev: Event) -> None:
-        kind = ev.kind
-        if kind == UNPARSED:
-            self.unparsed[ev.ch] += 1
-        elif kind in ITEM_EVENT_KINDS:
-            self._feed_item(ev)
-        elif (make := _ENTRY_OF.get(kind)) is not None:
-            e = make(ev, ev.data or {}, ev.seq[0] if ev.seq else None)
-            if e is not None:
-                self._add(e)
+        self.folder.feed(ev)
 
-    def _feed_item(self, ev: Event) -> None:
-        """Items that stream (started / delta / completed, one id) become one entry: the completed
-        text wins, else the deltas joined."""
-        item = ev.item or MESSAGE
-        key = (ev.ch, ev.id or "", item) if ev.id else None
-        entry = self._open.get(key) if key else None
-        seq = ev.seq[0] if ev.seq else None
+    def add_item(self, it: FoldedItem) -> None:
+        """One folded item (and its joined tool result) as entries."""
+        kind = it.kind
+        if kind in _NOT_SHOWN:
+            if kind == _UNPARSED:
+                self.unparsed[it.ch] += 1
+            return
+        if it.result is not None:
+            self._offer(it.result.order, _tool_result, it.result)
+        self._offer(it.order, _ENTRY_OF.get(kind, _said), it)
+
+    def _offer(self, order: int, make: Callable[[FoldedItem], ConvEntry | None], it: FoldedItem) -> None:
+        """Keep the entry of `it` if it is among the first `limit` to start (an entry past them is
+        counted, not made: most items come in start order, so a long capture costs little past the limit)."""
+        kept = self._kept
+        if len(kept) >= self.limit and order > -kept[0][0] and it.kind not in _MAYBE_NO_ENTRY:
+            self.dropped += 1
+            return
+        entry = make(it)
         if entry is None:
-            entry = self._add(ConvEntry(_item_entry_kind(item, ev.role), ev.ch, seq, ev.t))
-            if entry is None:
-                return
-            if key:
-                self._open[key] = entry
-        if seq is not None:
-            entry.seqs = entry.seqs + tuple(s for s in ev.seq if s not in entry.seqs)[:50]
-        _FILL.get(item, _fill_text)(entry, ev.kind, ev.data or {}, seq)
-        if ev.kind == ITEM_COMPLETED and key:
-            self._open.pop(key, None)
+            return
+        heapq.heappush(kept, (-order, entry))
+        if len(kept) > self.limit:
+            heapq.heappop(kept)  # the latest-starting one
+            self.dropped += 1
 
     def finish(self) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
-        """(entries by channel, unparsed events by channel, entries left out). Entries that ended up
-        saying nothing (a started item never filled) are left out."""
-        out = {ch: [e for e in entries if e.text or e.input is not None or e.kind in _KEPT_EMPTY]
-               for ch, entries in self.entries.items()}
+        """(entries by channel, in start order; unparsed events by channel; entries left out). Entries that
+        ended up saying nothing (a started item never filled) are left out."""
+        self.folder.finish()
+        out: dict[str, list[ConvEntry]] = {}
+        for _, e in sorted(self._kept, key=_by_start, reverse=True):
+            out.setdefault(e.ch, []).append(e)
+        self._kept = []
+        for ch, entries in out.items():
+            out[ch] = [e for e in entries if e.text or e.input is not None or e.kind in _KEPT_EMPTY]
         return out, dict(self.unparsed), self.dropped
+
+
+def _by_start(kept: tuple[int, ConvEntry]) -> int:
+    return kept[0]
+
+
+def _own_channel(ch: str) -> str:
+    """The report folds per channel (an entry is listed under its channel; a process's pipes apart)."""
+    return ch
 
 
 def conversation_from_events(events: Iterable[Event], *, limit: int = MAX_CONVERSATION_ENTRIES
                              ) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
     """Group universal events into conversation entries per channel (`ConversationBuilder`).
 
-    Items that stream (started / delta / completed) become one entry: the completed text wins, else
-    the deltas joined. Returns (entries by channel, unparsed count by channel, entries left out).
+    Returns (entries by channel, unparsed count by channel, entries left out).
     """
     b = ConversationBuilder(limit=limit)
+    feed = b.folder.feed
     for ev in events:
-        b.feed(ev)
+        feed(ev)
     return b.finish()
 
 
