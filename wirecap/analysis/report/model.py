@@ -439,6 +439,7 @@ def _as_text(v: Any) -> str:
 _KEPT_EMPTY = frozenset(("tool_call", "tool_result", "session", "result", "error"))
 _UNPARSED = EVENT_ITEM[UNPARSED]
 _NOT_SHOWN = frozenset((_UNPARSED, EVENT_ITEM[USAGE]))  # (unparsed events are counted per channel)
+_NOT_FOLDED = frozenset((UNPARSED, USAGE))  # the events of those items
 _MAYBE_NO_ENTRY = frozenset((EVENT_ITEM[TURN_STARTED],))  # a turn whose prompt the wire does not carry
 
 
@@ -562,6 +563,11 @@ class ConversationBuilder:
         self.folder = Folder(self.add_item, unit_of=_own_channel)
 
     def feed(self, ev: Event) -> None:
+        kind = ev.kind
+        if kind in _NOT_FOLDED:  # (nothing to fold: cheaper counted here)
+            if kind == UNPARSED:
+                self.unparsed[ev.ch] += 1
+            return
         self.folder.feed(ev)
 
     def add_item(self, it: FoldedItem) -> None:
@@ -619,7 +625,7 @@ def conversation_from_events(events: Iterable[Event], *, limit: int = MAX_CONVER
     Returns (entries by channel, unparsed count by channel, entries left out).
     """
     b = ConversationBuilder(limit=limit)
-    feed = b.folder.feed
+    feed = b.feed
     for ev in events:
         feed(ev)
     return b.finish()
