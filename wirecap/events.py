@@ -95,6 +95,7 @@ class SessionStartedData(TypedDict, total=False):
     permission_mode: str
     fingerprint_id: str
     stream: bool
+    agent_id: str
 
 
 class TurnStartedData(TypedDict, total=False):
@@ -103,14 +104,32 @@ class TurnStartedData(TypedDict, total=False):
     prompt: Any  # text, or content blocks
     prompt_id: str
     model: str
+    tools: list[Any]
+    agent_id: str
 
 
-class ItemData(TypedDict, total=False):
-    """item.started / item.delta / item.completed, by item kind:
-    message, reasoning, status: `text` (a delta: a piece of it); status adds `subtype` and details;
-    tool_call: `name`, `call_id`, `input` (parsed JSON, the text when it does not parse; a delta: `arguments`,
-    a piece of the JSON text); tool_result: `call_id`, `output`, `is_error` (a delta: `text` or `output`).
-    `synthetic: true` marks an item the client made up rather than received."""
+class ItemStartedData(TypedDict, total=False):
+    """item.started: an item begins (streamed APIs); a tool call names its tool and call."""
+
+    name: str
+    call_id: str
+    input: Any
+
+
+class ItemDeltaData(TypedDict, total=False):
+    """item.delta: one piece of an item: message / reasoning `text`; tool call `arguments` (a piece of
+    its JSON text); `delta` for a piece of another shape."""
+
+    text: str
+    arguments: str
+    delta: Any
+
+
+class ItemCompletedData(TypedDict, total=False):
+    """item.completed: the whole item, by item kind. message, reasoning: `text`; status: `text`, `subtype`,
+    `stream` ("stderr" for a stderr line) and details; tool_call: `name`, `call_id`, `input` (parsed JSON,
+    the text when it does not parse); tool_result: `call_id`, `output`, `is_error`. `synthetic: true`
+    marks an item the client made up rather than received."""
 
     text: str
     subtype: str
@@ -118,10 +137,10 @@ class ItemData(TypedDict, total=False):
     name: str
     call_id: str
     input: Any
-    arguments: str
     output: Any
     is_error: bool
     synthetic: bool
+    agent_id: str
 
 
 class UsageData(TypedDict, total=False):
@@ -160,6 +179,7 @@ class TurnEndedData(TypedDict, total=False):
     is_error: bool
     result: Any
     subtype: str
+    prompt_id: str
     num_turns: int
     duration_ms: float
     cost_usd: float
@@ -180,6 +200,7 @@ class SessionEndedData(TypedDict, total=False):
     is_error: bool
     duration_ms: float
     cost_usd: float
+    credits: float
     result: Any
 
 
@@ -193,9 +214,9 @@ class UnparsedData(TypedDict, total=False):
 DATA_OF: Final[dict[EventKind, type]] = {
     EventKind.SESSION_STARTED: SessionStartedData,
     EventKind.TURN_STARTED: TurnStartedData,
-    EventKind.ITEM_STARTED: ItemData,
-    EventKind.ITEM_DELTA: ItemData,
-    EventKind.ITEM_COMPLETED: ItemData,
+    EventKind.ITEM_STARTED: ItemStartedData,
+    EventKind.ITEM_DELTA: ItemDeltaData,
+    EventKind.ITEM_COMPLETED: ItemCompletedData,
     EventKind.USAGE: UsageData,
     EventKind.ERROR: ErrorData,
     EventKind.TURN_ENDED: TurnEndedData,
