@@ -11,7 +11,7 @@ import pytest
 from conftest import SAMPLES
 
 from wirecap.analysis.diff import diff_captures, parse_threshold
-from wirecap.analysis.render_diff import render_summary, render_unified
+from wirecap.analysis.diff.render import render_summary, render_unified
 from wirecap.capture.writer import CaptureWriter, default_origin
 from wirecap.errors import WirecapError
 from wirecap.events import Event

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_diff import capture_of
 
-from wirecap.analysis.diff import Item, _usage_first, diff_captures
+from wirecap.analysis.diff import Item, diff_captures
+from wirecap.analysis.fold import usage_first as _usage_first
 from wirecap.analysis.normalize import VOLATILE, Normalizer, parse_path
 
 _FP = re.compile(r"«redacted:([a-z0-9\-]+):[0-9a-f]{8}»")

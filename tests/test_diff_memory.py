@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wirecap.analysis import diff as diff_mod
 from wirecap.analysis import spill
 from wirecap.analysis.diff import diff_captures
-from wirecap.analysis.render_diff import render_unified
+from wirecap.analysis.diff import result as result_mod
+from wirecap.analysis.diff.render import render_unified
 from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
 
 ARGV = ["claude", "-p", "fix it", "--output-format", "stream-json", "--verbose"]
@@ -134,7 +134,7 @@ def test_differences_past_the_limit_are_counted_not_detailed(tmp_path, monkeypat
     b = write_capture(tmp_path / "b.jsonl", session(30, change={k: f"other {k}" for k in range(30)}))
     full = diff_captures(a, b)
     assert full.counts()["changed"] == 30 and full.not_shown == 0
-    monkeypatch.setattr(diff_mod, "SHOWN_MAX", 4)
+    monkeypatch.setattr(result_mod, "SHOWN_MAX", 4)
     r = diff_captures(a, b)
     assert r.counts() == full.counts() and r.summary_line() == full.summary_line()  # all still counted
     assert r.not_shown == 26

@@ -9,7 +9,7 @@ import pytest
 from conftest import SAMPLES, run_wirecap
 
 from wirecap.analysis import sides
-from wirecap.analysis.diff import diff_captures, pack_units, unpack_units
+from wirecap.analysis.diff import diff_captures, pack_streams, unpack_streams
 from wirecap.errors import CaptureFormatError, WirecapError
 
 needs_fork = pytest.mark.skipif(not sides.can_fork(), reason="no fork here (one CPU, threads alive or no os.fork)")
@@ -52,13 +52,13 @@ def test_what_marshal_cannot_carry_is_built_here_instead():
     assert a == 1 and isinstance(b[0], Opaque)
 
 
-def test_units_survive_packing():
-    from wirecap.analysis.diff import _event_units
+def test_streams_survive_packing():
+    from wirecap.analysis.diff.shell import _event_streams
 
     cap = str(SAMPLES.parent / "captures" / "claude_code_tool_bash.jsonl")
-    units = _event_units(cap, "capture", None, (), (), False)
-    again = unpack_units(pack_units(units))
-    assert again == units and sum(len(u.items) for u in again) > 5
+    streams = _event_streams(cap, "capture", None, (), (), False)
+    again = unpack_streams(pack_streams(streams))
+    assert again == streams and sum(len(u.items) for u in again) > 5
 
 
 @pytest.mark.parametrize("level", ["events", "wire"])

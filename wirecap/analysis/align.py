@@ -147,20 +147,43 @@ def _patience_anchors(a: list[int], b: list[int], alo: int, ahi: int, blo: int, 
 def _bisect(a: list[int], b: list[int], alo: int, ahi: int, blo: int, bhi: int,
             max_d: int) -> tuple[int, int] | None:
     """Myers' middle snake: a point (x, y) on a minimal edit path, or None (no match / over budget)."""
-    n = ahi - alo
-    m = bhi - blo
-    dmax = (n + m + 1) // 2
-    limit = min(dmax, max_d)
-    off = dmax
-    size = 2 * dmax + 2
-    v1 = [-1] * size
-    v2 = [-1] * size
-    v1[off + 1] = 0
-    v2[off + 1] = 0
-    delta = n - m
-    front = delta % 2 != 0
-    k1start = k1end = k2start = k2end = 0
-    for d in range(limit + 1):
+    snake = _MiddleSnake(a, b, alo, ahi, blo, bhi)
+    for d in range(min(snake.dmax, max_d) + 1):
+        hit = snake.forward(d)
+        if hit is None:
+            hit = snake.backward(d)
+        if hit is not None:
+            return hit
+    return None
+
+
+class _MiddleSnake:
+    """The state of one bisection: the furthest-reaching paths forward (`v1`) and backward (`v2`) per
+    diagonal, and the diagonal ranges still inside the grid. Each step `d` extends both once."""
+
+    __slots__ = ("a", "b", "alo", "ahi", "blo", "bhi", "n", "m", "dmax", "off", "size", "v1", "v2", "delta", "front",
+                 "k1start", "k1end", "k2start", "k2end")
+
+    def __init__(self, a: list[int], b: list[int], alo: int, ahi: int, blo: int, bhi: int) -> None:
+        self.a, self.b, self.alo, self.ahi, self.blo, self.bhi = a, b, alo, ahi, blo, bhi
+        self.n = n = ahi - alo
+        self.m = m = bhi - blo
+        self.dmax = dmax = (n + m + 1) // 2
+        self.off = dmax
+        self.size = size = 2 * dmax + 2
+        self.v1 = [-1] * size
+        self.v2 = [-1] * size
+        self.v1[dmax + 1] = 0
+        self.v2[dmax + 1] = 0
+        self.delta = n - m
+        self.front = self.delta % 2 != 0  # (odd delta: the paths meet while going forward)
+        self.k1start = self.k1end = self.k2start = self.k2end = 0
+
+    def forward(self, d: int) -> tuple[int, int] | None:
+        """Extend the forward paths to edit distance `d`; the meeting point if one overlaps a backward path."""
+        a, b, alo, blo, n, m, off, v1 = self.a, self.b, self.alo, self.blo, self.n, self.m, self.off, self.v1
+        k1start, k1end = self.k1start, self.k1end
+        hit = None
         for k1 in range(-d + k1start, d + 1 - k1end, 2):
             k1o = off + k1
             x1 = v1[k1o + 1] if k1 == -d or k1 != d and v1[k1o - 1] < v1[k1o + 1] else v1[k1o - 1] + 1
@@ -173,10 +196,21 @@ def _bisect(a: list[int], b: list[int], alo: int, ahi: int, blo: int, bhi: int,
                 k1end += 2
             elif y1 > m:
                 k1start += 2
-            elif front:
-                k2o = off + delta - k1
-                if 0 <= k2o < size and v2[k2o] != -1 and x1 >= n - v2[k2o]:
-                    return alo + x1, blo + y1
+            elif self.front and self._meets_backward(off + self.delta - k1, x1):
+                hit = (alo + x1, blo + y1)
+                break
+        self.k1start, self.k1end = k1start, k1end
+        return hit
+
+    def _meets_backward(self, k2o: int, x1: int) -> bool:
+        v2 = self.v2
+        return 0 <= k2o < self.size and v2[k2o] != -1 and x1 >= self.n - v2[k2o]
+
+    def backward(self, d: int) -> tuple[int, int] | None:
+        """Extend the backward paths to edit distance `d`; the meeting point if one overlaps a forward path."""
+        a, b, ahi, bhi, n, m, off, v2 = self.a, self.b, self.ahi, self.bhi, self.n, self.m, self.off, self.v2
+        k2start, k2end = self.k2start, self.k2end
+        hit = None
         for k2 in range(-d + k2start, d + 1 - k2end, 2):
             k2o = off + k2
             x2 = v2[k2o + 1] if k2 == -d or k2 != d and v2[k2o - 1] < v2[k2o + 1] else v2[k2o - 1] + 1
@@ -189,11 +223,18 @@ def _bisect(a: list[int], b: list[int], alo: int, ahi: int, blo: int, bhi: int,
                 k2end += 2
             elif y2 > m:
                 k2start += 2
-            elif not front:
-                k1o = off + delta - k2
-                if 0 <= k1o < size and v1[k1o] != -1:
-                    x1 = v1[k1o]
-                    y1 = off + x1 - k1o
-                    if x1 >= n - x2:
-                        return alo + x1, blo + y1
-    return None
+            elif not self.front:
+                hit = self._forward_meeting(off + self.delta - k2, x2)
+                if hit is not None:
+                    break
+        self.k2start, self.k2end = k2start, k2end
+        return hit
+
+    def _forward_meeting(self, k1o: int, x2: int) -> tuple[int, int] | None:
+        """Where a backward path that reached `x2` meets the forward path of diagonal `k1o`, if it does."""
+        if not (0 <= k1o < self.size) or self.v1[k1o] == -1:
+            return None
+        x1 = self.v1[k1o]
+        if x1 < self.n - x2:
+            return None
+        return self.alo + x1, self.blo + self.off + x1 - k1o

@@ -198,7 +198,7 @@ class _Open:
         self.role = ev.role
         self.data: dict[str, Any] = {}
         self.pieces: list[str] = []
-        self.result: _Open | None = None
+        self.result: _Open | FoldedItem | None = None  # (a FoldedItem when it came whole)
         self.seq = tuple(ev.seq)
         self.t_last = ev.t
         self.done = False
@@ -223,10 +223,16 @@ class _Open:
             self.done = True
 
     def freeze(self) -> FoldedItem:
-        result = self.result.freeze() if self.result is not None else None
+        r = self.result
+        result = r.freeze() if isinstance(r, _Open) else r
         first = self.first
         return FoldedItem(self.kind, self.unit, first.ch, first.dialect, self.pos, self.index, self.order, self.role,
                           first.id, self.data, tuple(self.pieces), result, self.seq, first.t, self.t_last, self.done)
+
+
+def _final(r: _Open | FoldedItem) -> bool:
+    """Whether a joined result is complete."""
+    return r.done if isinstance(r, _Open) else r.complete
 
 
 class Folder:
@@ -336,26 +342,34 @@ class Folder:
         if call_id is not None:
             o.call_key = (unit, call_id)
             self._calls[o.call_key] = o
-        if o.done and o.result is not None and o.result.done:
+        if o.done and o.result is not None and _final(o.result):
             self._send(o)
 
     def _join_result(self, unit: str, ev: Event) -> bool:
         """Fold a tool result into the call it answers, if one is waiting for it (module doc)."""
         call_id = hkey(ev.data.get("call_id"))
         call = self._calls.get((unit, call_id)) if call_id is not None else None
-        if call is None or (call.result is not None and call.result.done):
+        if call is None:
             return False
         r = call.result
-        if r is None:
-            self._order += 1
-            r = call.result = _Open(TOOL_RESULT, unit, ev, -1, -1, self._order - 1)
-        else:
+        order = self._order
+        if r is None and ev.kind == ITEM_COMPLETED:  # (the usual case: a result in one event, final at once)
+            self._order = order + 1
+            r = call.result = FoldedItem(TOOL_RESULT, unit, ev.ch, ev.dialect, -1, -1, order, ev.role, ev.id, ev.data,
+                                         (), None, tuple(ev.seq), ev.t, ev.t, True)
+        elif r is None:
+            self._order = order + 1
+            r = call.result = _Open(TOOL_RESULT, unit, ev, -1, -1, order)
+            r.apply(ev)
+        elif isinstance(r, _Open) and not r.done:
             r.seq = r.seq + tuple(ev.seq)
             r.t_last = ev.t
-        r.apply(ev)
+            r.apply(ev)
+        else:
+            return False  # (answered already: this result is an item of its own)
         call.seq = call.seq + tuple(ev.seq)
         call.t_last = ev.t
-        if call.done and r.done:
+        if call.done and _final(r):
             self._send(call)
         return True
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from typing import IO
 
 from wirecap.errors import WirecapError
 
@@ -50,15 +51,15 @@ class BodyStore:
         self._limit = self.budget  # bytes in memory that make `put` write them out (_FLUSH once on file)
         self._mem = bytearray()  # bodies from offset `self._on_file` on
         self._on_file = 0  # bytes written to the file (the first part of the store)
-        self._file: tempfile._TemporaryFileWrapper | None = None  # type: ignore[type-arg]
+        self._file: IO[bytes] | None = None
         self._fd = -1
 
     def open_file(self) -> None:
         """Create the backing file now (before a fork, so that parent and child share it)."""
         if self._file is None:
             # (0600, unlinked at once; closed with the store, or when it is collected)
-            self._file = tempfile.TemporaryFile(prefix="wirecap-diff-")  # noqa: SIM115
-            self._fd = self._file.fileno()
+            f = self._file = tempfile.TemporaryFile(prefix="wirecap-diff-")  # noqa: SIM115
+            self._fd = f.fileno()
 
     @property
     def size(self) -> int:

@@ -30,68 +30,93 @@ WIDTH = 72  # characters of one shortened value
 LIMIT = 20  # differences rendered before "... N more"
 
 
-def aligned_diffs(recorded: Any, live: Any, path: tuple[Any, ...] = ()) -> list[Diff]:
+def aligned_diffs(recorded: Any, live: Any, path: tuple[Any, ...] = (), *, at: str = "live",
+                  scalar_lists: bool = False) -> list[Diff]:
     """Differences `(path, recorded, live)` in document order; equal values give none.
 
     Dicts are compared key by key; lists element by element after aligning them (minimal edit
     script), so one inserted element is one `(path[j], MISSING, element)`; other values by equality
-    (and type: `1` and `1.0` and `True` differ)."""
+    (and type: `1` and `1.0` and `True` differ). The one structural difference of wirecap: replay
+    mismatches and the pytest plugin read it as it is, `wirecap diff` with its two options:
+    `at` ("live" or "recorded"): whose index names a paired list element (diff names items and their
+    fields by side A's positions); `scalar_lists`: two lists of scalars that differ (either longer
+    than one element) are one difference, the lists whole (diff shows them as `-x +y`)."""
+    if at not in ("live", "recorded"):
+        raise ValueError(f"at must be 'live' or 'recorded', not {at!r}")
     out: list[Diff] = []
-    _diff(recorded, live, path, out)
+    _Differ(out, at == "live", scalar_lists).diff(recorded, live, path)
     return out
 
 
-def _diff(a: Any, b: Any, path: tuple[Any, ...], out: list[Diff]) -> None:
-    if a.__class__ is dict and b.__class__ is dict:
+class _Differ:
+    """One run of `aligned_diffs`: its options and where the differences go."""
+
+    __slots__ = ("out", "at_live", "scalar_lists")
+
+    def __init__(self, out: list[Diff], at_live: bool, scalar_lists: bool) -> None:
+        self.out = out
+        self.at_live = at_live
+        self.scalar_lists = scalar_lists
+
+    def diff(self, a: Any, b: Any, path: tuple[Any, ...]) -> None:
+        if a.__class__ is dict and b.__class__ is dict:
+            self._dicts(a, b, path)
+        elif a.__class__ is list and b.__class__ is list:
+            self._lists(a, b, path)
+        elif not _same(a, b):
+            self.out.append((format_path(path) or ".", a, b))
+
+    def _dicts(self, a: dict[Any, Any], b: dict[Any, Any], path: tuple[Any, ...]) -> None:
+        out = self.out
         for k, v in a.items():
             if k in b:
-                _diff(v, b[k], (*path, k), out)
+                self.diff(v, b[k], (*path, k))
             else:
                 out.append((format_path((*path, k)), v, MISSING))
         for k, v in b.items():
             if k not in a:
                 out.append((format_path((*path, k)), MISSING, v))
-        return
-    if a.__class__ is list and b.__class__ is list:
+
+    def _lists(self, a: list[Any], b: list[Any], path: tuple[Any, ...]) -> None:
         ka, kb = [_key(v) for v in a], [_key(v) for v in b]
         if ka == kb:  # (the list's own key is its elements' keys joined: no need to dump it whole)
             return
-        for tag, i1, i2, j1, j2 in align(ka, kb):
-            if tag == "equal":
-                continue
-            _run(a, b, i1, i2, j1, j2, path, out)
-        return
-    if not _same(a, b):
-        out.append((format_path(path) or ".", a, b))
-
-
-def _run(a: list[Any], b: list[Any], i1: int, i2: int, j1: int, j2: int, path: tuple[Any, ...],
-         out: list[Diff]) -> None:
-    """A replaced run a[i1:i2] -> b[j1:j2]: pair elements by identity, then by position, rest +/-."""
-    if i2 - i1 != j2 - j1 and (i2 - i1) * (j2 - j1) <= 250_000:
-        ia = [_identity(v) for v in a[i1:i2]]
-        ib = [_identity(v) for v in b[j1:j2]]
-        ops = align(ia, ib)
-        if any(tag == "equal" for tag, *_ in ops):
-            for tag, x1, x2, y1, y2 in ops:
-                if tag == "equal":
-                    for k in range(x2 - x1):
-                        _diff(a[i1 + x1 + k], b[j1 + y1 + k], (*path, j1 + y1 + k), out)
-                else:
-                    _pairs(a, b, i1 + x1, i1 + x2, j1 + y1, j1 + y2, path, out)
+        if self.scalar_lists and (len(a) > 1 or len(b) > 1) and all(map(_scalar, a)) and all(map(_scalar, b)):
+            self.out.append((format_path(path) or ".", a, b))
             return
-    _pairs(a, b, i1, i2, j1, j2, path, out)
+        for tag, i1, i2, j1, j2 in align(ka, kb):
+            if tag != "equal":
+                self._run(a, b, i1, i2, j1, j2, path)
+
+    def _run(self, a: list[Any], b: list[Any], i1: int, i2: int, j1: int, j2: int, path: tuple[Any, ...]) -> None:
+        """A replaced run a[i1:i2] -> b[j1:j2]: pair elements by identity, then by position, rest +/-."""
+        if i2 - i1 != j2 - j1 and (i2 - i1) * (j2 - j1) <= 250_000:
+            ops = align([_identity(v) for v in a[i1:i2]], [_identity(v) for v in b[j1:j2]])
+            if any(tag == "equal" for tag, *_ in ops):
+                for tag, x1, x2, y1, y2 in ops:
+                    if tag == "equal":
+                        for k in range(x2 - x1):
+                            self._pair(a, b, i1 + x1 + k, j1 + y1 + k, path)
+                    else:
+                        self._pairs(a, b, i1 + x1, i1 + x2, j1 + y1, j1 + y2, path)
+                return
+        self._pairs(a, b, i1, i2, j1, j2, path)
+
+    def _pair(self, a: list[Any], b: list[Any], i: int, j: int, path: tuple[Any, ...]) -> None:
+        self.diff(a[i], b[j], (*path, j if self.at_live else i))
+
+    def _pairs(self, a: list[Any], b: list[Any], i1: int, i2: int, j1: int, j2: int, path: tuple[Any, ...]) -> None:
+        n = min(i2 - i1, j2 - j1)
+        for k in range(n):
+            self._pair(a, b, i1 + k, j1 + k, path)
+        for k in range(i1 + n, i2):
+            self.out.append((format_path((*path, k)), a[k], MISSING))
+        for k in range(j1 + n, j2):
+            self.out.append((format_path((*path, k)), MISSING, b[k]))
 
 
-def _pairs(a: list[Any], b: list[Any], i1: int, i2: int, j1: int, j2: int, path: tuple[Any, ...],
-           out: list[Diff]) -> None:
-    n = min(i2 - i1, j2 - j1)
-    for k in range(n):
-        _diff(a[i1 + k], b[j1 + k], (*path, j1 + k), out)
-    for k in range(i1 + n, i2):
-        out.append((format_path((*path, k)), a[k], MISSING))
-    for k in range(j1 + n, j2):
-        out.append((format_path((*path, k)), MISSING, b[k]))
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -8,7 +8,7 @@ import click
 import orjson
 
 from wirecap.analysis.diff import LEVELS, diff_captures
-from wirecap.analysis.render_diff import render_summary, render_unified
+from wirecap.analysis.diff.render import render_summary, render_unified
 from wirecap.cli.common import exit_without_teardown, readable_twice
 
 
