@@ -7,7 +7,7 @@ Anything a decoder does not understand becomes `unparsed`, never silently droppe
 
 This module is the one home of the model: the kinds (`EventKind`, `ItemKind`), the `data` each kind
 carries (the `*Data` TypedDicts, `DATA_OF`), the one serializer (`to_json`, `dumps`) and the event fields
-that change from run to run whatever the dialect (`VOLATILE`). docs/events.md documents the same.
+that change from run to run whatever the dialect (`VOLATILE_PATHS`). docs/events.md documents the same.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ DATA_OF: Final[dict[EventKind, type]] = {
 
 # Event-level fields that change from run to run whatever the dialect: ids, durations, clocks (paths over
 # items, docs/paths.md). A dialect's own volatile paths add to these.
-VOLATILE: Final[tuple[str, ...]] = (
+VOLATILE_PATHS: Final[tuple[str, ...]] = (
     "*[*].session_id",
     "*[*].message_id",
     "*[*].call_id",
