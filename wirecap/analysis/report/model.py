@@ -111,7 +111,7 @@ class ConvEntry:
     input: Any = None
     is_error: bool = False
     call_id: str | None = None
-    seqs: tuple[int, ...] = ()
+    seqs: tuple[int, ...] = ()  # every record an item entry came from (notes attach by them); () for the others
 
     def arguments(self, *, indent: bool = False) -> str:
         """What a tool call was given, as text: the streamed arguments, else its input as JSON
@@ -518,7 +518,8 @@ def _tool_call(it: FoldedItem) -> ConvEntry:
     if it.result is not None:  # the fold adds a joined result's seqs to its call's: take them out
         rest = list(own)
         for s in it.result.seq:
-            rest.remove(s)
+            if s in rest:
+                rest.remove(s)
         own = tuple(rest)
     value = data.get("input")
     return ConvEntry(TOOL_CALL, it.ch, _first(it.seq), it.t, text=_clip("".join(it.pieces)), name=data.get("name"),
