@@ -16,6 +16,7 @@ from wirecap.cli.common import (
     replacing_file,
 )
 from wirecap.errors import WirecapError
+from wirecap.events import dumps as event_line
 
 
 def _notes(capture: str) -> list[Any]:
@@ -39,27 +40,6 @@ def _note_json(n: Any) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _event_line(ev: Any, dumps: Any = orjson.dumps) -> bytes:
-    """One event as a JSON line (without the newline); the key order is the output format."""
-    d = {"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t}
-    if ev.item is not None:
-        d["item"] = ev.item
-    if ev.id is not None:
-        d["id"] = ev.id
-    if ev.role is not None:
-        d["role"] = ev.role
-    d["dialect"] = ev.dialect
-    if ev.data:
-        d["data"] = ev.data
-    return dumps(d, default=str)
-
-
-def dumps_nested(value: Any, default: Any = None) -> bytes:
-    from wirecap.capture.payload import dumps_nested as dumps
-
-    return dumps(value, default=default)
-
-
 def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str | None, notes: bool) -> int:
     from wirecap.capture.reader import CaptureReader
     from wirecap.dialects import decode_batches, decode_records
@@ -70,7 +50,7 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
         out.write(orjson.dumps(_note_json(pending[i])) + b"\n")
         i += 1
     dumps = orjson.dumps
-    line_of = _event_line
+    line_of = event_line
     first_note = i
     n = 0  # events written (the lines in buf less the notes among them)
     buf: list[bytes] = []
@@ -88,16 +68,7 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
                         buf.append(dumps(_note_json(pending[i])))
                         i += 1
                     notes_left = i < len(pending)
-                # (_event_line inlined for the usual item event: this loop runs once per event)
-                try:
-                    if ev.item is not None and ev.id is not None and ev.role is not None and ev.data:
-                        buf.append(dumps({"kind": ev.kind, "ch": ev.ch, "seq": ev.seq, "t": ev.t, "item": ev.item,
-                                          "id": ev.id, "role": ev.role, "dialect": ev.dialect, "data": ev.data},
-                                         default=str))
-                    else:
-                        buf.append(line_of(ev))
-                except TypeError:  # a payload nested deeper than orjson writes (costs nothing until then)
-                    buf.append(_event_line(ev, dumps_nested))
+                buf.append(line_of(ev))
             if len(buf) >= 512:
                 n += len(buf)
                 buf.append(b"")

@@ -2,6 +2,6 @@
 and renderers that only lay it out (`term`, `markdown`, `html`, `json`)."""
 
 from wirecap.analysis.report.build import build_capture_report, build_report
-from wirecap.analysis.report.model import CaptureReport, ChannelSummary, ConvEntry, Report
+from wirecap.analysis.report.model import CaptureReport, ChannelActivity, ConvEntry, Report
 
-__all__ = ["CaptureReport", "ChannelSummary", "ConvEntry", "Report", "build_capture_report", "build_report"]
+__all__ = ["CaptureReport", "ChannelActivity", "ConvEntry", "Report", "build_capture_report", "build_report"]

@@ -13,14 +13,14 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from html import escape
 from typing import IO, Any
 
 import orjson
 
 from wirecap.analysis.report import common
-from wirecap.analysis.report.model import CaptureReport, Report, preview, timeline_bins
+from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report, preview, timeline_bins
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
 
@@ -136,41 +136,62 @@ def _pre(text: str) -> str:
 def _conversation(cap: CaptureReport, ci: int) -> str:
     out: list[str] = []
     budget = STATIC_CONVERSATION
-    known = [c.ch for c in cap.channels]
-    known_set = set(known)
-    for ch in known + [c for c in cap.conversation if c not in known_set]:
+    for ch in cap.conversation_channels():
         entries = cap.conversation.get(ch)
-        if not entries:
-            if ch in cap.conversation_notes:
-                out.append(f'<p class="muted nodecoder"><code>{_e(ch)}</code>: {_e(cap.conversation_notes[ch])}</p>')
-            continue
-        out.append(f'<div class="conv"><h4><code>{_e(ch)}</code></h4>')
-        out += [_note_html(n, ci) for n in common.channel_notes(cap.notes, ch)]
-        for e in entries:
-            if budget <= 0:
-                break
-            budget -= 1
-            link = _seq_link(ci, e.seq)
-            title = f'<span class="who">{_e(common.entry_title(e))}</span> <span class="seq">{link}</span>'
-            cls = f"entry k-{e.kind}" + (" is-error" if e.is_error else "")
-            if e.kind == "reasoning":
-                body = f"<details><summary>{title} <span class=\"muted\">({len(e.text)} characters)</span></summary>{_pre(e.text)}</details>"
-            elif e.kind == "tool_call":
-                args = e.text or (orjson.dumps(e.input, option=orjson.OPT_INDENT_2).decode() if e.input is not None else "")
-                body = f"<details open><summary>{title}</summary>{_pre(args) if args else ''}</details>"
-            elif e.kind == "tool_result":
-                body = f"<details{' open' if e.is_error or len(e.text) < 400 else ''}><summary>{title}</summary>{_pre(e.text)}</details>"
-            elif e.kind in ("user", "assistant"):
-                body = f"<div>{title}</div><div class=\"text\">{_e(_clip(e.text))}</div>"
-            else:
-                body = f"<div>{title} <span class=\"text\">{_e(e.text)}</span></div>"
-            out.append(f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in common.notes_at(cap.notes, e))}</div>')
-        out.append("</div>")
+        if entries:
+            shown = entries[:max(0, budget)]
+            budget -= len(shown)
+            out.append(_conv_channel(cap, ci, ch, shown))
+        elif ch in cap.conversation_notes:
+            out.append(f'<p class="muted nodecoder"><code>{_e(ch)}</code>: {_e(cap.conversation_notes[ch])}</p>')
     left = cap.conversation_truncated + max(0, sum(len(v) for v in cap.conversation.values()) - STATIC_CONVERSATION)
     if left:
         out.append(f'<p class="muted">… {left} more conversation entries not shown here; every message is in '
                    f'<a href="#c{ci}-messages">Messages</a> below</p>')
     return "".join(out) or '<p class="muted">nothing to show</p>'
+
+
+def _conv_channel(cap: CaptureReport, ci: int, ch: str, entries: list[ConvEntry]) -> str:
+    """One channel's conversation: its notes, then its entries."""
+    parts = [f'<div class="conv"><h4><code>{_e(ch)}</code></h4>']
+    parts += [_note_html(n, ci) for n in common.channel_notes(cap.notes, ch)]
+    parts += [_conv_entry(cap, ci, e) for e in entries]
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _conv_entry(cap: CaptureReport, ci: int, e: ConvEntry) -> str:
+    title = f'<span class="who">{_e(common.entry_title(e))}</span> <span class="seq">{_seq_link(ci, e.seq)}</span>'
+    cls = f"entry k-{e.kind}" + (" is-error" if e.is_error else "")
+    body = _CONV_BODY.get(e.kind, _conv_line)(e, title)
+    return f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in common.notes_at(cap.notes, e))}</div>'
+
+
+def _conv_reasoning(e: ConvEntry, title: str) -> str:  # folded: often long, rarely what one looks for
+    return f"<details><summary>{title} <span class=\"muted\">({len(e.text)} characters)</span></summary>{_pre(e.text)}</details>"
+
+
+def _conv_tool_call(e: ConvEntry, title: str) -> str:
+    args = e.arguments(indent=True)
+    return f"<details open><summary>{title}</summary>{_pre(args) if args else ''}</details>"
+
+
+def _conv_tool_result(e: ConvEntry, title: str) -> str:  # open when short or an error
+    return f"<details{' open' if e.is_error or len(e.text) < 400 else ''}><summary>{title}</summary>{_pre(e.text)}</details>"
+
+
+def _conv_said(e: ConvEntry, title: str) -> str:
+    return f"<div>{title}</div><div class=\"text\">{_e(_clip(e.text))}</div>"
+
+
+def _conv_line(e: ConvEntry, title: str) -> str:
+    return f"<div>{title} <span class=\"text\">{_e(e.text)}</span></div>"
+
+
+_CONV_BODY: dict[str, Callable[[ConvEntry, str], str]] = {
+    "reasoning": _conv_reasoning, "tool_call": _conv_tool_call, "tool_result": _conv_tool_result,
+    "user": _conv_said, "assistant": _conv_said,
+}
 
 
 def _row(ci: int, rec: dict[str, Any], flags: str) -> str:

@@ -5,12 +5,13 @@ whatever the capture's own redaction was."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from wirecap.analysis.report import common
-from wirecap.analysis.report.model import CaptureReport, Report
+from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report
 from wirecap.capture.redact import Redactor
 
 MAX_RAW_CHARS = 6000
@@ -51,42 +52,73 @@ def _raw(rec: dict[str, Any]) -> str:
 def _conversation(cap: CaptureReport) -> list[str]:
     out: list[str] = []
     shown = 0
-    known = {x.ch for x in cap.channels}
-    for ch in [c.ch for c in cap.channels] + [c for c in cap.conversation if c not in known]:
+    for ch in cap.conversation_channels():
         entries = cap.conversation.get(ch)
         if not entries:
             if ch in cap.conversation_notes:
                 out.append(f"- `{ch}`: {cap.conversation_notes[ch]}")
             continue
         out += ["", f"#### `{ch}`", ""]
-        for n in common.channel_notes(cap.notes, ch):
-            out.append(f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n")
-        for e in entries:
-            if shown >= MAX_CONV_ENTRIES:
-                break
-            shown += 1
-            where = f"seq {e.seq}" if e.seq is not None else ""
-            title = f"**{common.entry_title(e)}**" + (f" <sub>{where}</sub>" if where else "")
-            if e.kind == "reasoning":
-                out += [f"<details><summary>{common.entry_title(e)} ({len(e.text)} characters) {where}</summary>", "",
-                        fence(e.text), "", "</details>", ""]
-            elif e.kind == "tool_call":
-                args = e.text or (orjson.dumps(e.input, option=orjson.OPT_INDENT_2).decode() if e.input is not None else "")
-                out += [title, "", fence(args, "json") if args else "", ""]
-            elif e.kind == "tool_result":
-                out += [f"<details><summary>{common.entry_title(e)} {where}</summary>", "", fence(e.text), "", "</details>", ""]
-            elif e.kind == "user":
-                out += [title, "", _quote(e.text), ""]
-            else:
-                out += [title + (f": {e.text}" if e.kind in ("status", "session", "result", "error") else ""), ""]
-                if e.kind == "assistant":
-                    out += [e.text, ""]
-            for n in common.notes_at(cap.notes, e):
-                out.append(f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n")
+        out += [_note_line(n) for n in common.channel_notes(cap.notes, ch)]
+        take = entries[:max(0, MAX_CONV_ENTRIES - shown)]
+        shown += len(take)
+        for e in take:
+            out += _conv_entry(e)
+            out += [_note_line(n) for n in common.notes_at(cap.notes, e)]
     total = sum(len(v) for v in cap.conversation.values())
     if total > shown:
         out.append(f"\n_… {total - shown} more conversation entries (see the HTML report)_")
     return out
+
+
+def _note_line(n: Any) -> str:
+    return f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n"
+
+
+def _conv_entry(e: ConvEntry) -> list[str]:
+    where = f"seq {e.seq}" if e.seq is not None else ""
+    return _CONV_LINES.get(e.kind, _conv_line)(e, where)
+
+
+def _conv_title(e: ConvEntry, where: str) -> str:
+    return f"**{common.entry_title(e)}**" + (f" <sub>{where}</sub>" if where else "")
+
+
+def _conv_folded(e: ConvEntry, summary: str) -> list[str]:
+    return [f"<details><summary>{summary}</summary>", "", fence(e.text), "", "</details>", ""]
+
+
+def _conv_reasoning(e: ConvEntry, where: str) -> list[str]:
+    return _conv_folded(e, f"{common.entry_title(e)} ({len(e.text)} characters) {where}")
+
+
+def _conv_tool_call(e: ConvEntry, where: str) -> list[str]:
+    args = e.arguments(indent=True)
+    return [_conv_title(e, where), "", fence(args, "json") if args else "", ""]
+
+
+def _conv_tool_result(e: ConvEntry, where: str) -> list[str]:
+    return _conv_folded(e, f"{common.entry_title(e)} {where}")
+
+
+def _conv_user(e: ConvEntry, where: str) -> list[str]:
+    return [_conv_title(e, where), "", _quote(e.text), ""]
+
+
+def _conv_assistant(e: ConvEntry, where: str) -> list[str]:
+    return [_conv_title(e, where), "", e.text, ""]
+
+
+def _conv_line(e: ConvEntry, where: str) -> list[str]:
+    """Status, session, result and error entries say it in their title line; others show the title alone."""
+    said = e.kind in ("status", "session", "result", "error")
+    return [_conv_title(e, where) + (f": {e.text}" if said else ""), ""]
+
+
+_CONV_LINES: dict[str, Callable[[ConvEntry, str], list[str]]] = {
+    "reasoning": _conv_reasoning, "tool_call": _conv_tool_call, "tool_result": _conv_tool_result,
+    "user": _conv_user, "assistant": _conv_assistant,
+}
 
 
 def _capture(cap: CaptureReport, two: bool) -> list[str]:

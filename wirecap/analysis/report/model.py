@@ -6,16 +6,33 @@ Nothing here reads files; `build.py` is the thin shell that feeds it.
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
+from wirecap.analysis.fold import EVENT_ITEM, FoldedItem, Folder
 from wirecap.analysis.notes import Note
 from wirecap.capture.payload import payload_size, payload_text
 from wirecap.capture.redact import Redactor, redact_record
 from wirecap.dialects import Detection
+from wirecap.events import (
+    ERROR,
+    MESSAGE,
+    SESSION_ENDED,
+    SESSION_STARTED,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_ENDED,
+    TURN_STARTED,
+    UNPARSED,
+    USAGE,
+    Event,
+)
 
 LONG_GAP = 2.0  # seconds of silence on a channel worth pointing out
 MAX_GAPS_PER_CHANNEL = 10
@@ -31,7 +48,7 @@ MAX_ENTRY_INPUT = MAX_ENTRY_TEXT  # bytes of a tool call's input (JSON) kept as 
 
 
 @dataclass
-class ChannelSummary:
+class ChannelActivity:
     """One channel as seen from its records."""
 
     ch: str
@@ -94,7 +111,14 @@ class ConvEntry:
     input: Any = None
     is_error: bool = False
     call_id: str | None = None
-    seqs: tuple[int, ...] = ()
+    seqs: tuple[int, ...] = ()  # every record an item entry came from (notes attach by them); () for the others
+
+    def arguments(self, *, indent: bool = False) -> str:
+        """What a tool call was given, as text: the streamed arguments, else its input as JSON
+        (indented by 2 with `indent`), else ""."""
+        if self.text or self.input is None:
+            return self.text
+        return orjson.dumps(self.input, option=orjson.OPT_INDENT_2 if indent else None).decode()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "ch": self.ch, "seq": self.seq, "t": self.t}
@@ -125,7 +149,7 @@ class CaptureReport:
     recorder_errors_omitted: int = 0  # past MAX_RECORDER_ERRORS: counted, not listed
     reader_problems: list[str] = field(default_factory=list)
     record_types: Counter = field(default_factory=Counter)
-    channels: list[ChannelSummary] = field(default_factory=list)
+    channels: list[ChannelActivity] = field(default_factory=list)
     sessions: list[dict[str, Any]] | None = None
     sessions_note: str = ""
     findings: list[dict[str, Any]] | None = None
@@ -145,6 +169,13 @@ class CaptureReport:
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+    def conversation_channels(self) -> list[str]:
+        """The channels a conversation is laid out by: every channel in capture order, then those only
+        the events know (a renderer shows each one's entries, or the note saying why there are none)."""
+        known = [c.ch for c in self.channels]
+        known_set = set(known)
+        return known + [ch for ch in self.conversation if ch not in known_set]
 
     def summary_rows(self) -> list[tuple[str, Any]]:
         """The headline figures, as (label, value) pairs."""
@@ -246,16 +277,16 @@ class RecordSummarizer:
     def __init__(self, report: CaptureReport, *, long_gap: float = LONG_GAP, dialect: str | None = None) -> None:
         self.r = report
         self.long_gap = long_gap
-        self._ch: dict[str, ChannelSummary] = {}
+        self._ch: dict[str, ChannelActivity] = {}
         self._first_c2s: dict[str, float] = {}
         self._last_t: dict[str, float] = {}
         # the decoders' detection (with the same forced `--dialect`): the report names what decode does
         self._detection = Detection(dialect=dialect)
 
-    def channel(self, ch: str) -> ChannelSummary:
+    def channel(self, ch: str) -> ChannelActivity:
         c = self._ch.get(ch)
         if c is None:
-            c = self._ch[ch] = ChannelSummary(ch=ch)
+            c = self._ch[ch] = ChannelActivity(ch=ch)
         return c
 
     def feed(self, rec: dict[str, Any]) -> None:
@@ -272,53 +303,75 @@ class RecordSummarizer:
             r.ended_cleanly = True
             return
         if rtype == "error":
-            if len(r.recorder_errors) < MAX_RECORDER_ERRORS:
-                r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
-                                          "message": _clip(m, 500) if isinstance(m := rec.get("message"), str) else m})
-            else:
-                r.recorder_errors_omitted += 1
+            self._recorder_error(rec, ch)
         if not isinstance(ch, str):
             return
         c = self.channel(ch)
         prev = self._last_t.get(ch)
-        if prev is not None and t - prev >= self.long_gap:
+        if prev is not None and t - prev >= self.long_gap:  # a long silence on the channel ends here
             c.gaps.append((prev, t))
         self._last_t[ch] = t
-        if rtype == "open":
-            c.kind = str(rec.get("kind", "?"))
-            c.label = _label(rec)
-            c.opened = t
-            if c.kind == "pipe" and isinstance(rec.get("proc"), str):
-                c.parent = rec["proc"]
-        elif rtype == "close":
-            c.closed = t
-            c.end_state = _end_state(rec)
-        elif rtype == "response":
-            c.end_state = c.end_state or f"HTTP {rec.get('status')}"
-        elif rtype == "msg":
-            size = payload_size(rec)
-            r.messages += 1
-            r.bytes += size
-            c.times.append(t)
-            if c.first is None:
-                c.first = t
-            c.last = t
-            if rec.get("dir") == "c2s":
-                c.msgs_c2s += 1
-                c.bytes_c2s += size
-                self._first_c2s.setdefault(ch, t)
-            else:
-                c.msgs_s2c += 1
-                c.bytes_s2c += size
-                if c.first_reply is None:
-                    start = self._first_c2s.get(ch)
-                    if start is None and c.kind == "pipe" and c.parent in self._ch:
-                        start = self._ch[c.parent].opened
-                    if start is None and c.kind == "http":
-                        start = c.opened
-                    if start is not None:
-                        c.first_reply = max(0.0, t - start)
-                        c.first_reply_at = t
+        on = self._ON_RECORD.get(rtype)
+        if on is not None:
+            on(self, c, rec, t)
+
+    def _recorder_error(self, rec: dict[str, Any], ch: Any) -> None:
+        r = self.r
+        if len(r.recorder_errors) >= MAX_RECORDER_ERRORS:
+            r.recorder_errors_omitted += 1
+            return
+        m = rec.get("message")
+        r.recorder_errors.append({"seq": rec.get("seq"), "ch": ch, "where": rec.get("where"),
+                                  "message": _clip(m, 500) if isinstance(m, str) else m})
+
+    def _on_open(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        c.kind = str(rec.get("kind", "?"))
+        c.label = _label(rec)
+        c.opened = t
+        if c.kind == "pipe" and isinstance(rec.get("proc"), str):
+            c.parent = rec["proc"]
+
+    def _on_close(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        c.closed = t
+        c.end_state = _end_state(rec)
+
+    def _on_response(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        c.end_state = c.end_state or f"HTTP {rec.get('status')}"
+
+    def _on_msg(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
+        size = payload_size(rec)
+        self.r.messages += 1
+        self.r.bytes += size
+        c.times.append(t)
+        if c.first is None:
+            c.first = t
+        c.last = t
+        if rec.get("dir") == "c2s":
+            c.msgs_c2s += 1
+            c.bytes_c2s += size
+            self._first_c2s.setdefault(c.ch, t)
+            return
+        c.msgs_s2c += 1
+        c.bytes_s2c += size
+        if c.first_reply is None:
+            start = self._reply_start(c)
+            if start is not None:
+                c.first_reply = max(0.0, t - start)
+                c.first_reply_at = t
+
+    def _reply_start(self, c: ChannelActivity) -> float | None:
+        """What a first reply on `c` answers: its first c2s message, else its process's start (a pipe),
+        else its request (HTTP)."""
+        start = self._first_c2s.get(c.ch)
+        if start is None and c.kind == "pipe" and c.parent in self._ch:
+            start = self._ch[c.parent].opened
+        if start is None and c.kind == "http":
+            start = c.opened
+        return start
+
+    _ON_RECORD: dict[str, Callable[[RecordSummarizer, ChannelActivity, dict[str, Any], float], None]] = {
+        "open": _on_open, "close": _on_close, "response": _on_response, "msg": _on_msg,
+    }
 
     def finish(self) -> None:
         if self.r.recorder_errors_omitted:
@@ -376,116 +429,207 @@ def _as_text(v: Any) -> str:
             else:
                 parts.append(_as_text(b))
         return "\n".join(parts)
-    import orjson
-
     try:
         return orjson.dumps(v).decode()
     except TypeError:
         return repr(v)
 
 
-def conversation_from_events(events: Iterable[Any], *, limit: int = MAX_CONVERSATION_ENTRIES
-                             ) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
-    """Group universal events into conversation entries per channel.
+# An entry of these kinds stays even when empty: its title says what happened.
+_KEPT_EMPTY = frozenset(("tool_call", "tool_result", "session", "result", "error"))
+_UNPARSED = EVENT_ITEM[UNPARSED]
+_NOT_SHOWN = frozenset((_UNPARSED, EVENT_ITEM[USAGE]))  # (unparsed events are counted per channel)
+_NOT_FOLDED = frozenset((UNPARSED, USAGE))  # the events of those items
+_MAYBE_NO_ENTRY = frozenset((EVENT_ITEM[TURN_STARTED],))  # a turn whose prompt the wire does not carry
 
-    Items that stream (started / delta / completed) become one entry: the completed text wins, else
-    the deltas joined. Returns (entries by channel, unparsed count by channel, entries left out).
-    """
-    out: dict[str, list[ConvEntry]] = {}
-    unparsed: Counter = Counter()
-    open_items: dict[tuple[str, str, str], ConvEntry] = {}
-    total = 0
-    dropped = 0
 
-    def add(e: ConvEntry) -> ConvEntry | None:
-        nonlocal total, dropped
-        if total >= limit:
-            dropped += 1
-            return None
-        total += 1
-        out.setdefault(e.ch, []).append(e)
-        return e
+def _first(seq: tuple[int, ...]) -> int | None:
+    return seq[0] if seq else None
 
-    for ev in events:
+
+def _bits(label: str, bits: list[str]) -> str:
+    return label + (" (" + ", ".join(bits) + ")" if bits else "")
+
+
+def _session_started(it: FoldedItem) -> ConvEntry:
+    data = it.data
+    bits = [f"{k}: {data[k]}" for k in ("model", "session_id", "cwd", "version") if data.get(k)]
+    return ConvEntry("session", it.ch, _first(it.seq), it.t, text=_bits("session started", bits))
+
+
+def _turn_started(it: FoldedItem) -> ConvEntry | None:
+    prompt = _as_text(it.data.get("prompt"))
+    return ConvEntry("user", it.ch, _first(it.seq), it.t, text=_clip(prompt)) if prompt else None
+
+
+def _error(it: FoldedItem) -> ConvEntry:
+    msg = _as_text(it.data.get("message")) or "error"
+    code = it.data.get("code")
+    return ConvEntry("error", it.ch, _first(it.seq), it.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")),
+                     is_error=True)
+
+
+def _turn_ended(it: FoldedItem) -> ConvEntry:
+    data = it.data
+    bits = []
+    if data.get("stop_reason"):
+        bits.append(f"stop: {data['stop_reason']}")
+    if data.get("is_error"):
+        bits.append("is_error")
+    result = _as_text(data.get("result"))
+    why = f": {_clip(result, 500)}" if result and data.get("is_error") else ""
+    return ConvEntry("result", it.ch, _first(it.seq), it.t, text=_bits("turn ended", bits) + why,
+                     is_error=bool(data.get("is_error")))
+
+
+def _session_ended(it: FoldedItem) -> ConvEntry:
+    data = it.data
+    bits = [f"{k}: {data[k]}" for k in ("exit_code", "duration_ms", "cost_usd") if data.get(k) is not None]
+    if data.get("is_error"):
+        bits.insert(0, "is_error")
+    return ConvEntry("result", it.ch, _first(it.seq), it.t, text=_bits("session ended", bits),
+                     is_error=bool(data.get("is_error")))
+
+
+def _unique(seqs: tuple[int, ...]) -> tuple[int, ...]:
+    return seqs if len(seqs) < 2 else tuple(dict.fromkeys(seqs))
+
+
+def _streamed_text(it: FoldedItem) -> str:
+    """An item's text: the completed (or started) text when it has one, else its streamed pieces joined."""
+    text = it.data.get("text")
+    return _clip(_as_text(text) if text is not None else "".join(it.pieces))
+
+
+def _said(it: FoldedItem) -> ConvEntry:
+    """A message (by its role: user, status for system instructions, else assistant), reasoning, a status
+    line, or an item of a kind this report does not know (shown by its kind)."""
+    kind = it.kind
+    if kind in (MESSAGE, "item"):
+        kind = "user" if it.role == "user" else ("status" if it.role == "system" else "assistant")
+    return ConvEntry(kind, it.ch, _first(it.seq), it.t, text=_streamed_text(it), seqs=_unique(it.seq))
+
+
+def _tool_call(it: FoldedItem) -> ConvEntry:
+    """A tool call: its streamed arguments as text, its input as a value (bounded), its own seqs (its
+    joined result is an entry of its own)."""
+    data = it.data
+    own = it.seq
+    if it.result is not None:  # the fold adds a joined result's seqs to its call's: take them out
+        rest = list(own)
+        for s in it.result.seq:
+            if s in rest:
+                rest.remove(s)
+        own = tuple(rest)
+    value = data.get("input")
+    return ConvEntry(TOOL_CALL, it.ch, _first(it.seq), it.t, text=_clip("".join(it.pieces)), name=data.get("name"),
+                     input=bounded_input(value, own[-1] if own else None) if value is not None else None,
+                     call_id=data.get("call_id"), seqs=_unique(own))
+
+
+def _tool_result(it: FoldedItem) -> ConvEntry:
+    data = it.data
+    output = data.get("output")
+    text = _clip(_as_text(output)) if output is not None else _clip("".join(it.pieces))
+    return ConvEntry(TOOL_RESULT, it.ch, _first(it.seq), it.t, text=text, name=data.get("name"),
+                     is_error=bool(data.get("is_error")), call_id=data.get("call_id"), seqs=_unique(it.seq))
+
+
+# The entry of each kind of folded item (None: nothing worth showing); other kinds are `_said`.
+_ENTRY_OF: dict[str, Callable[[FoldedItem], ConvEntry | None]] = {
+    EVENT_ITEM[SESSION_STARTED]: _session_started,
+    EVENT_ITEM[TURN_STARTED]: _turn_started,
+    EVENT_ITEM[ERROR]: _error,
+    EVENT_ITEM[TURN_ENDED]: _turn_ended,
+    EVENT_ITEM[SESSION_ENDED]: _session_ended,
+    TOOL_CALL: _tool_call,
+    TOOL_RESULT: _tool_result,
+}
+
+
+class ConversationBuilder:
+    """Universal events, fed one at a time, as conversation entries per channel: the shared fold
+    (`wirecap.analysis.fold`: a streamed item and its completion are one entry, the completed text
+    winning) laid out as people read it, a tool result as an entry of its own where it started.
+
+    Memory stays bounded: the fold holds only open items, and only the first `limit` entries (in start
+    order) are kept; the rest are counted (`dropped`). `add_item` is the fold's sink, for a caller that
+    runs one fold for several consumers."""
+
+    def __init__(self, *, limit: int = MAX_CONVERSATION_ENTRIES) -> None:
+        self.limit = limit
+        self.unparsed: Counter[str] = Counter()
+        self.dropped = 0  # entries past `limit`
+        self._kept: list[tuple[int, ConvEntry]] = []  # a heap of (-order, entry): the first `limit` entries
+        self.folder = Folder(self.add_item, unit_of=_own_channel)
+
+    def feed(self, ev: Event) -> None:
         kind = ev.kind
-        data = ev.data or {}
-        seq = ev.seq[0] if ev.seq else None
-        if kind == "unparsed":
-            unparsed[ev.ch] += 1
-            continue
-        if kind == "session.started":
-            bits = [f"{k}: {data[k]}" for k in ("model", "session_id", "cwd", "version") if data.get(k)]
-            add(ConvEntry("session", ev.ch, seq, ev.t, text="session started" + (" (" + ", ".join(bits) + ")" if bits else "")))
-        elif kind == "turn.started":
-            prompt = _as_text(data.get("prompt"))
-            if prompt:
-                add(ConvEntry("user", ev.ch, seq, ev.t, text=_clip(prompt)))
-        elif kind in ("item.started", "item.delta", "item.completed"):
-            item = ev.item or "message"
-            key = (ev.ch, ev.id or "", item) if ev.id else None
-            entry = open_items.get(key) if key else None
-            if item == "message":
-                ekind = "user" if ev.role == "user" else ("status" if ev.role == "system" else "assistant")
-            elif item == "status":
-                ekind = "status"
-            else:
-                ekind = item
-            if entry is None:
-                entry = add(ConvEntry(ekind, ev.ch, seq, ev.t))
-                if entry is None:
-                    continue
-                if key:
-                    open_items[key] = entry
-            if seq is not None:
-                entry.seqs = entry.seqs + tuple(s for s in ev.seq if s not in entry.seqs)[:50]
-            if item == "tool_call":
-                entry.name = data.get("name", entry.name)
-                entry.call_id = data.get("call_id", entry.call_id)
-                if kind == "item.delta":
-                    piece = data.get("text") or data.get("arguments") or ""
-                    entry.text = _clip(entry.text + _as_text(piece))
-                elif data.get("input") is not None:
-                    entry.input = bounded_input(data["input"], seq)
-            elif item == "tool_result":
-                entry.call_id = data.get("call_id", entry.call_id)
-                entry.name = data.get("name", entry.name)
-                if kind == "item.delta":
-                    entry.text = _clip(entry.text + _as_text(data.get("text") or data.get("output")))
-                elif data.get("output") is not None:
-                    entry.text = _clip(_as_text(data["output"]))
-                entry.is_error = bool(data.get("is_error")) or entry.is_error
-            else:
-                if kind == "item.delta":
-                    entry.text = _clip(entry.text + _as_text(data.get("text")))
-                elif data.get("text") is not None:
-                    entry.text = _clip(_as_text(data["text"]))
-            if kind == "item.completed" and key:
-                open_items.pop(key, None)
-        elif kind == "error":
-            msg = _as_text(data.get("message")) or "error"
-            code = data.get("code")
-            add(ConvEntry("error", ev.ch, seq, ev.t, text=_clip(f"{msg}" + (f" ({code})" if code else "")),
-                          is_error=True))
-        elif kind == "turn.ended":
-            bits = []
-            if data.get("stop_reason"):
-                bits.append(f"stop: {data['stop_reason']}")
-            if data.get("is_error"):
-                bits.append("is_error")
-            result = _as_text(data.get("result"))
-            add(ConvEntry("result", ev.ch, seq, ev.t, text="turn ended" + (" (" + ", ".join(bits) + ")" if bits else "")
-                          + (f": {_clip(result, 500)}" if result and data.get("is_error") else ""),
-                          is_error=bool(data.get("is_error"))))
-        elif kind == "session.ended":
-            bits = [f"{k}: {data[k]}" for k in ("exit_code", "duration_ms", "cost_usd") if data.get(k) is not None]
-            if data.get("is_error"):
-                bits.insert(0, "is_error")
-            add(ConvEntry("result", ev.ch, seq, ev.t, text="session ended" + (" (" + ", ".join(bits) + ")" if bits else ""),
-                          is_error=bool(data.get("is_error"))))
-    # Drop assistant/user entries that streamed nothing (e.g. a started item never filled).
-    for ch, entries in out.items():
-        out[ch] = [e for e in entries if e.text or e.input is not None or e.kind in ("tool_call", "tool_result", "session", "result", "error")]
-    return out, dict(unparsed), dropped
+        if kind in _NOT_FOLDED:  # (nothing to fold: cheaper counted here)
+            if kind == UNPARSED:
+                self.unparsed[ev.ch] += 1
+            return
+        self.folder.feed(ev)
+
+    def add_item(self, it: FoldedItem) -> None:
+        """One folded item (and its joined tool result) as entries."""
+        kind = it.kind
+        if kind in _NOT_SHOWN:
+            if kind == _UNPARSED:
+                self.unparsed[it.ch] += 1
+            return
+        if it.result is not None:
+            self._offer(it.result.order, _tool_result, it.result)
+        self._offer(it.order, _ENTRY_OF.get(kind, _said), it)
+
+    def _offer(self, order: int, make: Callable[[FoldedItem], ConvEntry | None], it: FoldedItem) -> None:
+        """Keep the entry of `it` if it is among the first `limit` to start (an entry past them is
+        counted, not made: most items come in start order, so a long capture costs little past the limit)."""
+        kept = self._kept
+        if len(kept) >= self.limit and order > -kept[0][0] and it.kind not in _MAYBE_NO_ENTRY:
+            self.dropped += 1
+            return
+        entry = make(it)
+        if entry is None:
+            return
+        heapq.heappush(kept, (-order, entry))
+        if len(kept) > self.limit:
+            heapq.heappop(kept)  # the latest-starting one
+            self.dropped += 1
+
+    def finish(self) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
+        """(entries by channel, in start order; unparsed events by channel; entries left out). Entries that
+        ended up saying nothing (a started item never filled) are left out."""
+        self.folder.finish()
+        out: dict[str, list[ConvEntry]] = {}
+        for _, e in sorted(self._kept, key=_by_start, reverse=True):
+            out.setdefault(e.ch, []).append(e)
+        self._kept = []
+        for ch, entries in out.items():
+            out[ch] = [e for e in entries if e.text or e.input is not None or e.kind in _KEPT_EMPTY]
+        return out, dict(self.unparsed), self.dropped
+
+
+def _by_start(kept: tuple[int, ConvEntry]) -> int:
+    return kept[0]
+
+
+def _own_channel(ch: str) -> str:
+    """The report folds per channel (an entry is listed under its channel; a process's pipes apart)."""
+    return ch
+
+
+def conversation_from_events(events: Iterable[Event], *, limit: int = MAX_CONVERSATION_ENTRIES
+                             ) -> tuple[dict[str, list[ConvEntry]], dict[str, int], int]:
+    """Group universal events into conversation entries per channel (`ConversationBuilder`).
+
+    Returns (entries by channel, unparsed count by channel, entries left out).
+    """
+    b = ConversationBuilder(limit=limit)
+    feed = b.feed
+    for ev in events:
+        feed(ev)
+    return b.finish()
 
 
 def bounded_input(value: Any, seq: int | None) -> Any:
@@ -494,8 +638,6 @@ def bounded_input(value: Any, seq: int | None) -> Any:
     if isinstance(value, str):
         size = len(value)
     else:
-        import orjson
-
         try:
             size = len(orjson.dumps(value))
         except TypeError:
@@ -512,8 +654,6 @@ def bounded_record(rec: dict[str, Any], limit: int = MAX_SHOWN_RECORD) -> dict[s
     """A raw record as a report shows it: itself, or past `limit` bytes of JSON the same record with
     its payload cut to a text preview that says how many bytes were left out (`shown_truncated`: the
     record's full size, so a reader of the JSON model can tell)."""
-    import orjson
-
     try:
         size = len(orjson.dumps(rec))
     except TypeError:
