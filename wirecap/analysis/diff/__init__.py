@@ -6,7 +6,7 @@ A small package: pure parts over one shell that reads the inputs.
   side. At the `events` level they come from the one fold of universal events into items
   (`wirecap.analysis.fold`: a message with its streamed deltas joined, a tool call with its
   arguments and its result, reasoning, errors, usage, session start/end), normalized (volatile
-  fields hidden: `EVENT_VOLATILE`, the dialect's, `--ignore`), with a coarse *signature* (kind,
+  fields hidden: `wirecap.events.VOLATILE_PATHS`, the dialect's, `--ignore`), with a coarse *signature* (kind,
   role, tool name, ...) and a *body* (the normalized content as canonical JSON).
 - `wire`: the `wire` level, every message of a channel normalized with its dialect's volatile paths.
 - `pairing`: streams are paired by kind/dialect/order (identical ones first, so reordered
@@ -26,7 +26,6 @@ it is used, so a test that lowers it patches `wirecap.analysis.diff.result.SHOWN
 
 from wirecap.analysis.diff.alignment import diff_items, item_field_diffs
 from wirecap.analysis.diff.items import (
-    EVENT_VOLATILE,
     Item,
     ItemBuilder,
     ItemStream,
@@ -49,7 +48,6 @@ from wirecap.analysis.diff.stats_level import STAT_METRICS, stats_rows, stats_to
 from wirecap.analysis.diff.wire import WireBuilder
 
 __all__ = [
-    "EVENT_VOLATILE",
     "LEVELS",
     "SHOWN_MAX",
     "STAT_METRICS",

@@ -22,26 +22,6 @@ from wirecap.analysis.spill import INLINE_MAX, BodyStore, body_key
 from wirecap.dialects.base import hkey, is_stderr
 from wirecap.events import TOOL_CALL
 
-# Event-level fields that change from run to run whatever the dialect (paths over items, see
-# docs/paths.md). Their one home: only the diff compares event items, so they live with it.
-EVENT_VOLATILE = (
-    "*[*].session_id",
-    "*[*].message_id",
-    "*[*].call_id",
-    "*[*].result.call_id",
-    "*[*].request_id",
-    "*[*].prompt_id",
-    "*[*].fingerprint_id",
-    "*[*].thread_id",
-    "*[*].uuid",
-    "*[*].duration_ms",
-    "*[*].duration_api_ms",
-    "*[*].ttft_ms",
-    "*[*].ttft_stream_ms",
-    "*[*].time_to_request_ms",
-    "*[*].timestamp",
-)
-
 _dumps = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
 REDACTED = "«redacted:".encode()  # a redaction placeholder in canonical JSON (orjson writes UTF-8 as is)

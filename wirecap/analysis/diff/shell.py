@@ -21,7 +21,6 @@ from wirecap.analysis import stats as stats_mod
 from wirecap.analysis.diff import result as result_mod
 from wirecap.analysis.diff.alignment import diff_items
 from wirecap.analysis.diff.items import (
-    EVENT_VOLATILE,
     ItemBuilder,
     ItemStream,
     pack_streams,
@@ -41,7 +40,7 @@ from wirecap.capture.inputs import OVERLONG, bounded_lines, overlong_message
 from wirecap.capture.reader import MAX_HEADER, CaptureReader, open_binary
 from wirecap.dialects import decode_records
 from wirecap.errors import WirecapError
-from wirecap.events import EVENT_KINDS, Event
+from wirecap.events import EVENT_KINDS, VOLATILE_PATHS, Event
 
 LEVELS = ("events", "wire", "stats")
 _KIND_NAMES = {"capture": "a capture", "events": "a universal-event file"}
@@ -145,7 +144,7 @@ def _event_streams(path: str, kind: str, ch: str | None, ignore: tuple[str, ...]
         first = next((ev for ev in events if ev.ch not in skip), None)
         dialect = first.dialect if first is not None else None
         extra = [f"unparsed[*].raw.{p}" for p in dialect_volatile(dialect)]
-        builder = ItemBuilder(Normalizer((*EVENT_VOLATILE, *extra, *ignore), keep), chunks=chunks,
+        builder = ItemBuilder(Normalizer((*VOLATILE_PATHS, *extra, *ignore), keep), chunks=chunks,
                               unit_of=(lambda c: "picked") if ch is not None else unit_key, shapes=shapes,
                               store=store)
         builder.env = env
