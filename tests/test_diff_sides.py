@@ -61,6 +61,25 @@ def test_streams_survive_packing():
     assert again == streams and sum(len(u.items) for u in again) > 5
 
 
+def test_packing_lets_go_of_every_item():
+    """The child packs side B with the collector paused: nothing may keep the items once they are packed
+    (a list kept by the builder once held all 100k of them beside their tuples: +50 MB in the child)."""
+    import gc
+
+    from wirecap.analysis.diff import Item
+    from wirecap.analysis.diff.shell import _event_streams
+
+    cap = str(SAMPLES.parent / "captures" / "claude_code_tool_bash.jsonl")
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        packed = pack_streams(_event_streams(cap, "capture", None, (), (), False), consume=True)
+        assert packed and not any(type(o) is Item for o in gc.get_objects())
+    finally:
+        if was:
+            gc.enable()
+
+
 @pytest.mark.parametrize("level", ["events", "wire"])
 def test_forked_and_in_process_diffs_print_the_same(level):
     a = str(SAMPLES.parent / "captures" / "claude_code_hello.jsonl")

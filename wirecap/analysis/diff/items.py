@@ -232,7 +232,11 @@ class ItemBuilder:
     def finish(self) -> dict[str, ItemStream]:
         """The streams, one per unit, in the order their units were first seen."""
         streams: dict[str, ItemStream] = {}
-        for key, fu in self.folder.finish().items():
+        units = self.folder.finish()
+        # (the builder and its fold refer to each other, a cycle the paused collector does not free: it
+        # must let go of every item list, or a forked child that packs the items would keep them all)
+        self._last_unit, self._last_slots = None, []
+        for key, fu in units.items():
             items = cast(list[Item], self._slots.pop(key, []))  # (every slot is filled once the fold finished)
             if "usage" in fu.kinds:
                 items = usage_first(items)
