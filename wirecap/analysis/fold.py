@@ -200,7 +200,7 @@ class _Open:
         self.data: dict[str, Any] = {}
         self.pieces: list[str] = []
         self.result: _Open | FoldedItem | None = None  # (a FoldedItem when it came whole)
-        self.seq = tuple(ev.seq)
+        self.seq = ev.seq
         self.t_last = ev.t
         self.done = False
         self.call_key: tuple[str, Any] | None = None
@@ -296,7 +296,7 @@ class Folder:
         order = self._order
         self._order = order + 1
         self.sink(FoldedItem(kind, u.key, ev.ch, ev.dialect, pos, index, order, ev.role, ev.id, ev.data, (), None,
-                             tuple(ev.seq), ev.t, ev.t, True))
+                             ev.seq, ev.t, ev.t, True))
 
     def _whole(self, u: FoldedUnit, kind: str, ev: Event) -> None:
         """An item complete in one event: handed out at once."""
@@ -308,7 +308,7 @@ class Folder:
         order = self._order
         self._order = order + 1
         self.sink(FoldedItem(kind, u.key, ev.ch, ev.dialect, pos, index, order, ev.role, ev.id, ev.data, (), None,
-                             tuple(ev.seq), ev.t, ev.t, True))
+                             ev.seq, ev.t, ev.t, True))
 
     def _feed_item(self, u: FoldedUnit, ev: Event) -> None:
         kind = ev.item or "item"
@@ -328,7 +328,7 @@ class Folder:
         if o is None:
             o = self._open[okey] = self._open_item(u, kind, ev)
         else:
-            o.seq = o.seq + tuple(ev.seq)
+            o.seq = o.seq + ev.seq
             o.t_last = ev.t
         o.apply(ev)
         if o.done:
@@ -367,18 +367,18 @@ class Folder:
         if r is None and ev.kind == ITEM_COMPLETED:  # (the usual case: a result in one event, final at once)
             self._order = order + 1
             r = call.result = FoldedItem(TOOL_RESULT, unit, ev.ch, ev.dialect, -1, -1, order, ev.role, ev.id, ev.data,
-                                         (), None, tuple(ev.seq), ev.t, ev.t, True)
+                                         (), None, ev.seq, ev.t, ev.t, True)
         elif r is None:
             self._order = order + 1
             r = call.result = _Open(TOOL_RESULT, unit, ev, -1, -1, order)
             r.apply(ev)
         elif isinstance(r, _Open) and not r.done:
-            r.seq = r.seq + tuple(ev.seq)
+            r.seq = r.seq + ev.seq
             r.t_last = ev.t
             r.apply(ev)
         else:
             return False  # (answered already: this result is an item of its own)
-        call.seq = call.seq + tuple(ev.seq)
+        call.seq = call.seq + ev.seq
         call.t_last = ev.t
         if call.done and _final(r):
             self._send(call)
