@@ -285,9 +285,13 @@ class Folder:
         else:
             u = self._unit(ev)
         if ev.kind in _ITEM_EVENTS:
-            self._feed_item(u, ev)
-            return
-        kind = EVENT_ITEM.get(ev.kind, ev.kind)  # a whole item in one event (`_whole`, inlined: the hot path)
+            whole = self._feed_item(u, ev)
+            if whole is None:
+                return
+            kind = whole
+        else:
+            kind = EVENT_ITEM.get(ev.kind, ev.kind)
+        # a whole item, complete in one event: numbered and handed out at once (the hot path, inlined)
         pos = u.started
         u.started = pos + 1
         kinds = u.kinds
@@ -298,33 +302,21 @@ class Folder:
         self.sink(FoldedItem(kind, u.key, ev.ch, ev.dialect, pos, index, order, ev.role, ev.id, ev.data, (), None,
                              ev.seq, ev.t, ev.t, True))
 
-    def _whole(self, u: FoldedUnit, kind: str, ev: Event) -> None:
-        """An item complete in one event: handed out at once."""
-        pos = u.started
-        u.started = pos + 1
-        kinds = u.kinds
-        index = kinds.get(kind, 0)
-        kinds[kind] = index + 1
-        order = self._order
-        self._order = order + 1
-        self.sink(FoldedItem(kind, u.key, ev.ch, ev.dialect, pos, index, order, ev.role, ev.id, ev.data, (), None,
-                             ev.seq, ev.t, ev.t, True))
-
-    def _feed_item(self, u: FoldedUnit, ev: Event) -> None:
+    def _feed_item(self, u: FoldedUnit, ev: Event) -> str | None:
+        """Fold an item event in; its item kind when it is a whole item for `feed` to hand out, else None."""
         kind = ev.item or "item"
         unit = u.key
         if kind == TOOL_RESULT and self._calls and self._join_result(unit, ev):
-            return
+            return None
         okey = (unit, ev.id, kind)
         o = self._open.get(okey)
         if o is None and ev.kind == ITEM_COMPLETED:
             o = self._streamed_part(unit, ev.id, kind) if self._open else None
             if o is None:  # the usual case: an item complete in one event
-                if kind == TOOL_CALL:
-                    self._whole_call(u, ev)
-                else:
-                    self._whole(u, kind, ev)
-                return
+                if kind != TOOL_CALL:
+                    return kind
+                self._whole_call(u, ev)
+                return None
         if o is None:
             o = self._open[okey] = self._open_item(u, kind, ev)
         else:
@@ -339,6 +331,7 @@ class Folder:
             self._call(unit, o, ev)
         elif o.done:
             self._send(o)
+        return None
 
     def _whole_call(self, u: FoldedUnit, ev: Event) -> None:
         """A tool call complete in one event: kept (not open) until its result comes."""

@@ -248,11 +248,10 @@ class ItemBuilder:
 
 def _text_content(f: FoldedItem, chunks: bool) -> tuple[dict[str, Any], tuple[Any, ...]]:
     """A message, reasoning or status: its fields, role and text (and how it was streamed, with `chunks`)."""
-    data = f.data
-    content = {k: v for k, v in data.items() if k != "text"}
+    content = dict(f.data)  # (a copy in C, then the text replaced: faster than a filtered comprehension)
+    text = content.pop("text", None)
     if f.role is not None:
         content["role"] = f.role
-    text = data.get("text")
     content["text"] = text if isinstance(text, str) else "".join(f.pieces)
     if chunks and f.pieces:
         content["chunks"] = list(f.pieces)
@@ -266,7 +265,8 @@ def _call_content(f: FoldedItem, chunks: bool) -> tuple[dict[str, Any], tuple[An
     if "input" not in content and f.pieces:
         content["input"] = f.input
     if f.result is not None:
-        content["result"] = {k: v for k, v in f.result.data.items() if k != "call_id"}
+        result = content["result"] = dict(f.result.data)
+        result.pop("call_id", None)
     elif "result" not in content:
         content["result"] = None
     return content, (f.kind, hkey(content.get("name")))
