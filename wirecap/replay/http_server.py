@@ -37,6 +37,7 @@ from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, decode_request_body, load_scripts, request_payload
 from wirecap.replay.secrets import StandIns
 from wirecap.replay.timing import Pacer
+from wirecap.replay.wire import encode, received, sendable
 from wirecap.replay.ws_conn import WsConnection
 from wirecap.replay.ws_server import WsContext, run_session
 
@@ -50,9 +51,6 @@ READ_AHEAD = 256 * 1024  # bytes read from a client before it is held back (paus
 MISMATCH_STATUS = 400  # non-retryable for every client (5xx, 408, 409, 429 are retried)
 EARLY = 0.0005
 SESSION_CLOSE_TIMEOUT = 5.0
-
-Headers = list[tuple[bytes, bytes]]
-
 
 class _Closed(Exception):
     pass
@@ -167,7 +165,7 @@ class LiveRequest:
 
     @classmethod
     def of(cls, req: h11.Request) -> LiveRequest:
-        headers = _join([(k.decode("latin-1"), v.decode("latin-1")) for k, v in req.headers])
+        headers = received(req.headers)
         target = req.target.decode("latin-1")
         keep = req.http_version == b"1.1" and "close" not in headers.get("connection", "").lower()
         return cls(req.method.decode("latin-1").upper(), target, urlsplit(target).path or "/", headers, keep)
@@ -417,8 +415,9 @@ class ReplayServer:
         if not streamed:  # (a stream's framing is h11's: chunked, or the close for an HTTP/1.0 client)
             headers.append(("content-length", str(sum(map(len, chunks)))))
         said = any(k.lower() == "connection" for k in (resp.get("headers") or {}))
-        wire = _encode_headers(headers) + ([_connection(keep)] if said or not keep else [])
-        head = h11.Response(status_code=status, headers=_valid(wire), reason=resp.get("reason") or _reason(status))
+        wire = sendable(encode(headers)) + ([_connection(keep)] if said or not keep else [])
+        reason = str(resp.get("reason") or _reason(status)).encode("latin-1", "replace")
+        head = h11.Response(status_code=status, headers=wire, reason=reason)
         return ResponsePlan(head, chunks, due, has_body, streamed)
 
 
@@ -437,13 +436,6 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
         await asyncio.sleep(wait - EARLY)  # the loop wakes up to ~1 ms late (ms timeouts)
 
 
-def _join(hlist: list[tuple[str, str]]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for k, v in hlist:
-        out[k] = f"{out[k]}, {v}" if k in out else v
-    return out
-
-
 def _response_headers(recorded: dict[str, str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for k, v in recorded.items():
@@ -451,29 +443,6 @@ def _response_headers(recorded: dict[str, str]) -> list[tuple[str, str]]:
             continue
         for part in (str(v).split("\n") if k.lower() == "set-cookie" else [str(v)]):
             out.append((k, part))
-    return out
-
-
-def _encode_headers(headers: list[tuple[str, str]]) -> Headers:
-    """Header names and values as bytes, as they went (latin-1; a character beyond it becomes `?`)."""
-    return [(str(k).encode("latin-1", "replace"), str(v).strip().encode("latin-1", "replace")) for k, v in headers]
-
-
-def _valid(headers: Headers) -> Headers:
-    """`headers` without the ones h11 refuses to send (a name that is not a token, a value with a line
-    break or NUL: a recording may hold one, a wire must not)."""
-    try:
-        h11.Response(status_code=200, headers=headers)
-        return headers
-    except h11.LocalProtocolError:
-        pass
-    out: Headers = []
-    for pair in headers:
-        try:
-            h11.Response(status_code=200, headers=[pair])
-        except h11.LocalProtocolError:
-            continue
-        out.append(pair)
     return out
 
 
