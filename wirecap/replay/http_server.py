@@ -401,24 +401,35 @@ class ReplayServer:
     def plan(self, script: ChannelScript, method: str, keep: bool, corr: Correlator) -> ResponsePlan:
         """What `_respond` sends for `script`: head, body pieces (ids rewritten, stand-ins filled) and
         when each goes (seconds after the request's end, paced)."""
-        resp = script.response or {}
-        status = int(resp.get("status") or (script.close or {}).get("status") or 200)
+        status = _status(script)
         replies = [r for s in script.steps for r in s.replies]
         fill = self.stand_ins.fill
         chunks = [fill(body_piece_bytes(rewrite_record(corr, r.record), lines=script.lines), r.record.get("seq"),
                        script.ch) for r in replies]
         due = self.pacer.schedule([script.response_offset] + [r.offset for r in replies])
-        headers = [(k, self.stand_ins.fill_text(v, resp.get("seq"), script.ch))
-                   for k, v in _response_headers(resp.get("headers") or {})]
         has_body = not (method == "HEAD" or status in (204, 304) or 100 <= status < 200)
         streamed = has_body and bool(script.sse or script.lines or len(chunks) > 1)
-        if not streamed:  # (a stream's framing is h11's: chunked, or the close for an HTTP/1.0 client)
-            headers.append(("content-length", str(sum(map(len, chunks)))))
-        said = any(k.lower() == "connection" for k in (resp.get("headers") or {}))
+        # a stream's framing is h11's (chunked, or the close for an HTTP/1.0 client); else content-length
+        head = self._head(script, status, None if streamed else sum(map(len, chunks)), keep)
+        return ResponsePlan(head, chunks, due, has_body, streamed)
+
+    def _head(self, script: ChannelScript, status: int, length: int | None, keep: bool) -> h11.Response:
+        """The recorded response head: its headers as recorded (less the hop-by-hop and framing ones),
+        stand-ins filled, `content-length` when given, `connection` as `_connection` says."""
+        resp = script.response or {}
+        recorded = resp.get("headers") or {}
+        headers = [(k, self.stand_ins.fill_text(v, resp.get("seq"), script.ch)) for k, v in _response_headers(recorded)]
+        if length is not None:
+            headers.append(("content-length", str(length)))
+        said = any(k.lower() == "connection" for k in recorded)
         wire = sendable(encode(headers)) + ([_connection(keep)] if said or not keep else [])
         reason = str(resp.get("reason") or _reason(status)).encode("latin-1", "replace")
-        head = h11.Response(status_code=status, headers=wire, reason=reason)
-        return ResponsePlan(head, chunks, due, has_body, streamed)
+        return h11.Response(status_code=status, headers=wire, reason=reason)
+
+
+def _status(script: ChannelScript) -> int:
+    """The recorded status (the response's, else the close's), 200 when none was recorded."""
+    return int((script.response or {}).get("status") or (script.close or {}).get("status") or 200)
 
 
 @dataclass(slots=True)
