@@ -86,10 +86,6 @@ class WsConnection(asyncio.Protocol):
         response.headers["Server"] = SERVER_HEADER
         self.protocol.send_response(response)
 
-    @property
-    def subprotocol(self) -> str | None:
-        return self.protocol.subprotocol
-
     # --- asyncio.Protocol -----------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
         self.protocol.receive_data(data)
