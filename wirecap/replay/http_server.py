@@ -434,6 +434,8 @@ def _status(script: ChannelScript) -> int:
 
 @dataclass(slots=True)
 class ResponsePlan:
+    """A recorded response ready to go: h11's head event, the body pieces and when each goes."""
+
     head: h11.Response
     chunks: list[bytes]
     due: list[float]  # the head's, then each chunk's
