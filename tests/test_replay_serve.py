@@ -19,7 +19,7 @@ from test_replay_support import (
     openai_request,
 )
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosedError
+from websockets.exceptions import ConnectionClosed, ConnectionClosedError
 
 from wirecap.capture.payload import payload_bytes
 from wirecap.capture.sse import sse_event_bytes
@@ -551,3 +551,27 @@ def test_websocket_bytes_sent_with_the_upgrade_request_reach_the_session(caps):
     assert events[0].status_code == 101 and events[0].headers["Server"] == "wirecap-replay"
     assert (events[1].opcode, events[1].data) == (Opcode.PONG, b"hi")
     assert orjson.loads(events[2].data) == {"type": "ack", "txid": 0, "success": True}
+
+
+@pytest.mark.parametrize(("code", "seen"), [(4000, 4000), (1006, 1006), (1005, 1005)])
+def test_a_recorded_server_close_is_replayed_as_recorded(caps, tmp_path, code, seen):
+    """A close code is sent as recorded; a recorded 1006 (the connection dropped without a close
+    frame) drops it; a 1005 is a close frame without a code."""
+    recs = [orjson.loads(line) for line in Path(caps["cb115"]).read_bytes().splitlines()]
+    out = tmp_path / "closed.jsonl"
+    out.write_bytes(b"".join(orjson.dumps({**r, "code": code, "reason": "", "by": "server"} if r.get("type") == "close"
+                                          else r) + b"\n" for r in recs))
+    sends = [orjson.dumps(m["json"]) for m in channel_messages(out) if m["dir"] == "c2s"]
+
+    async def run(port: int) -> int | None:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as conn:
+            for data in sends:
+                await conn.send(data, text=True)
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(conn.recv(), 10)
+            return conn.close_code
+
+    with serving(out) as srv:
+        assert asyncio.run(run(srv.server.port)) == seen
+        assert srv.server.mismatches == []
