@@ -320,14 +320,14 @@ class ChannelMatcher:
             mm = Mismatch(self.script.ch, self.live_count, live, None, None)
             return None, mm
         step = self.steps[self.pos]
-        recorded = comparable(step.client)
+        client = step.client or {}  # (the steps here are the client steps)
+        recorded = comparable(client)
         if self.matcher.same(live, recorded):
             self.pos += 1
             return self.pos - 1, None
-        cands = [(s.client.get("seq"), comparable(s.client)) for s in self.steps[self.pos:]]
+        cands = [((s.client or {}).get("seq"), comparable(s.client)) for s in self.steps[self.pos:]]
         seq, value, diffs = self.matcher.closest(live, cands)
-        mm = Mismatch(self.script.ch, self.live_count, live, seq, value, diffs,
-                      expected_seq=step.client.get("seq"))
+        mm = Mismatch(self.script.ch, self.live_count, live, seq, value, diffs, expected_seq=client.get("seq"))
         if self.strict:
             return None, mm
         self.pos += 1
