@@ -188,4 +188,4 @@ def _errors() -> tuple[type[BaseException], ...]:
 def open_decompressed(src: IO[bytes], kind: str, *, max_ratio: float = 0, name: str = "") -> IO[bytes]:
     """A buffered reader of the decompressed bytes of `src` (closing it closes `src`), bounded by
     `max_ratio` (0: no limit; see `DecompressingReader`)."""
-    return io.BufferedReader(DecompressingReader(src, kind, max_ratio=max_ratio, name=name), 1 << 20)  # type: ignore[return-value]
+    return io.BufferedReader(DecompressingReader(src, kind, max_ratio=max_ratio, name=name), 1 << 20)

@@ -23,7 +23,7 @@ import datetime as _dt
 import heapq
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -75,7 +75,7 @@ class Source:
     def __post_init__(self) -> None:
         self.first_time = _UNKNOWN
 
-    def lines(self, cut: int = 0) -> Iterator[tuple[int, bytes, str]]:
+    def lines(self, cut: int = 0) -> Generator[tuple[int, bytes, str], None, None]:
         """(line number, line without its terminator, terminator) for every line; `\\n` splits only.
 
         With `cut`, a line longer than that comes as pieces of `cut` bytes with terminator "" (as the

@@ -13,7 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import orjson
 
@@ -54,7 +54,7 @@ def open_binary(path: str) -> IO[bytes]:
 
 def _decoded(path: str, raw: IO[bytes]) -> IO[bytes]:
     """What `raw` holds, gzip or zstd undone."""
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(io.RawIOBase, raw))
     magic = buffered.peek(4)[:4]
     if magic.startswith(_GZIP_MAGIC) or magic == _ZSTD_MAGIC:
         # Torn-tolerant: every decodable line first, then `TornStream` (an OSError) if the stream was cut.
@@ -193,7 +193,7 @@ class CaptureReader:
     def _records(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
         # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
         # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
-        # the shortest path, defects are sorted out in the slow branches.
+        # the shortest path, defects are sorted out by the helpers below it.
         from wirecap.capture.payload import json_problem
         from wirecap.capture.schema import shape_problem as shape
 
@@ -205,8 +205,7 @@ class CaptureReader:
         passed = 0  # lines that were not records (the record count is the rest)
         end: dict[str, Any] | None = None
         pending_problem: str | None = None
-        line = b"\n"
-        max_len = self._max_line
+        line: bytes = b"\n"
         try:
             for line in lines:
                 lineno += 1
@@ -219,23 +218,11 @@ class CaptureReader:
                     seq = rec["seq"]
                 except decode_error as e:
                     passed += 1
-                    if line is OVERLONG or (len(line) > max_len and line[-1:] != b"\n"):
-                        if line is not OVERLONG:
-                            drain_line(self._f)
-                        line = b"\n"  # (read to its end: not a torn tail)
-                        pending_problem = overlong_message(max_len)
-                    elif not line.strip():
-                        pending_problem = "empty line"
-                    else:
-                        pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
+                    line, pending_problem = self._not_json(line, e)
                     continue
                 except (TypeError, KeyError, IndexError):
                     passed += 1
-                    pending_problem = "not a record (no integer seq)"
-                    if len(line) > max_len and line[-1:] != b"\n":  # (a JSON prefix of an over-long line)
-                        drain_line(self._f)
-                        line = b"\n"
-                        pending_problem = overlong_message(max_len)
+                    line, pending_problem = self._not_a_record(line)
                     continue
                 if seq != expected or seq.__class__ is not int:
                     if seq.__class__ is not int:
@@ -247,17 +234,10 @@ class CaptureReader:
                 bad = shape(rec) or json_problem(rec, line)
                 if bad is not None:  # a field of the wrong type: no consumer has to cope with it
                     passed += 1
-                    self.skipped += 1
-                    kind = rec.get("type")
-                    self._problem(lineno, f"seq {seq}: {kind if kind.__class__ is str else 'a'} record skipped: {bad}")
+                    self._skip(lineno, seq, rec, bad)
                     continue
                 t = rec.get("t")
-                if t.__class__ is float and t >= last_t:
-                    last_t = t
-                elif isinstance(t, (int, float)) and not isinstance(t, bool):
-                    if t < last_t:
-                        self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
-                    last_t = t
+                last_t = t if t.__class__ is float and t >= last_t else self._odd_time(lineno, seq, t, last_t)
                 if end is not None:
                     end = self.end = None  # appended after an earlier clean stop
                 if rec.get("type") == "end":
@@ -272,7 +252,47 @@ class CaptureReader:
         finally:
             self.records += lineno - 1 - passed
             self.end = end
-        # Only the last line can lack its newline (a torn tail); it was read like any other.
+        self._finish(lineno, line, pending_problem)
+
+    # --- the reader's defects (off the hot path) ----------------------------------------------------
+    def _overlong(self, line: bytes) -> bool:
+        """`line` is the start of a line longer than the limit (its rest is still in the file)."""
+        return len(line) > self._max_line and line[-1:] != b"\n"
+
+    def _not_json(self, line: bytes, e: Exception) -> tuple[bytes, str]:
+        """(the line as it counts for the torn-tail check, the problem) for a line that is no JSON."""
+        if line is OVERLONG or self._overlong(line):
+            if line is not OVERLONG:
+                drain_line(self._f)
+            return b"\n", overlong_message(self._max_line)  # (read to its end: not a torn tail)
+        if not line.strip():
+            return line, "empty line"
+        return line, f"invalid JSON ({str(e).split(':')[0]})"
+
+    def _not_a_record(self, line: bytes) -> tuple[bytes, str]:
+        """As `_not_json`, for JSON that is no record (no integer seq)."""
+        if self._overlong(line):  # (a JSON prefix of an over-long line)
+            drain_line(self._f)
+            return b"\n", overlong_message(self._max_line)
+        return line, "not a record (no integer seq)"
+
+    def _skip(self, lineno: int, seq: int, rec: dict[str, Any], bad: str) -> None:
+        """A record whose fields have the wrong types: skipped, and said."""
+        self.skipped += 1
+        rtype = rec.get("type")
+        self._problem(lineno, f"seq {seq}: {rtype if rtype.__class__ is str else 'a'} record skipped: {bad}")
+
+    def _odd_time(self, lineno: int, seq: int, t: Any, last_t: float) -> float:
+        """The latest time after a record whose `t` is no float at or after `last_t`: an int counts, a
+        backwards time is said (and counts), anything else is ignored."""
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            if t < last_t:
+                self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
+            return t
+        return last_t
+
+    def _finish(self, lineno: int, line: bytes, pending_problem: str | None) -> None:
+        """After the last line: only it can lack its newline (a torn tail); it was read like any other."""
         if pending_problem is not None:
             self.interrupted = f"torn last line {lineno}: {pending_problem}"
             self.skipped += 1
