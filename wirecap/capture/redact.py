@@ -207,9 +207,12 @@ def _has_quick(s: str) -> bool:
 
 def _scan(s: str, binary: bool = False) -> list[tuple[int, int, str]]:
     """Spans (start, end, kind) of the secret shapes in `s`, in order, not overlapping. Linear time."""
+    return _scan_candidates(s, binary) if _has_quick(s) else []
+
+
+def _scan_candidates(s: str, binary: bool) -> list[tuple[int, int, str]]:
+    """`_scan` of a string known to hold one of the `_QUICK` literals."""
     out: list[tuple[int, int, str]] = []
-    if not _has_quick(s):
-        return out
     search = (_CAND_BIN if binary else _CAND_TEXT).search
     n = len(s)
     pos = 0
@@ -528,7 +531,7 @@ class Redactor:
         text = s
         for level in range(levels + 1):
             quick = _has_quick(text) and self._shape_spans(text, view, binary, found)
-            tails = self._learned_spans(text, view, learned, binary, found)
+            tails = bool(learned.forms) and self._learned_spans(text, view, learned, binary, found)
             for rx in self._extra:
                 for m in rx.finditer(text):
                     if m.end() > m.start():
@@ -550,9 +553,10 @@ class Redactor:
                      found: list[tuple[int, int, str, str]]) -> bool:
         """The secret shapes in `text` (a view of the original) to `found`, learned; True (the text
         holds a shape's literal, so a further view may tell more)."""
-        for a, b, kind in _scan(text, binary):
+        for a, b, kind in _scan_candidates(text, binary):
             secret = text[a:b]
-            found.append((*_in_source(view, a, b), kind, secret))
+            ra, rb = view.span(a, b) if view is not None else (a, b)  # (`_in_source`, inlined)
+            found.append((ra, rb, kind, secret))
             if secret not in self._seen:
                 self.learn(secret, kind)
         return True
@@ -560,16 +564,17 @@ class Redactor:
     @staticmethod
     def _learned_spans(text: str, view: _View | None, learned: _Learned, binary: bool,
                        found: list[tuple[int, int, str, str]]) -> bool:
-        """Whole-token occurrences of the `learned` secrets' forms in `text` to `found`; True when
-        `text` holds one of their tails (whether or not an occurrence was whole)."""
-        if not (learned.forms and any(t in text for t in learned.tails)):
+        """Whole-token occurrences of the `learned` secrets' forms (there are some) in `text` to `found`;
+        True when `text` holds one of their tails (whether or not an occurrence was whole)."""
+        if not any(t in text for t in learned.tails):
             return False
         for lit, kind, secret in learned.forms:
             i = text.find(lit)
             while i >= 0:
                 j = i + len(lit)
                 if _is_whole(text, i, j, binary):
-                    found.append((*_in_source(view, i, j), kind, secret))
+                    ra, rb = view.span(i, j) if view is not None else (i, j)  # (`_in_source`, inlined)
+                    found.append((ra, rb, kind, secret))
                     i = text.find(lit, j)
                 else:
                     i = text.find(lit, i + 1)
