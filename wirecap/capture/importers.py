@@ -29,6 +29,7 @@ from typing import IO, Any
 
 import orjson
 
+from wirecap.capture.records import RecordType
 from wirecap.errors import WirecapError
 
 KINDS = ("stdout", "claude-session", "codex-rollout", "ws-frames", "requests")
@@ -47,7 +48,7 @@ class ImportOp:
     """One record to write. `ch` is a token local to the import; `data` is a message's wire bytes."""
 
     ts: float | None
-    rtype: str
+    rtype: RecordType
     ch: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     data: bytes | None = None

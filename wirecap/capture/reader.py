@@ -13,7 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, cast
+from typing import IO, Any, TypedDict, cast
 
 import orjson
 
@@ -25,6 +25,7 @@ from wirecap.capture.inputs import (
     open_input,
     overlong_message,
 )
+from wirecap.capture.records import EndRecord
 from wirecap.errors import CaptureFormatError, WirecapError
 
 SUPPORTED_VERSION = 1
@@ -60,8 +61,8 @@ def _decoded(path: str, raw: IO[bytes]) -> IO[bytes]:
         # Torn-tolerant: every decodable line first, then `TornStream` (an OSError) if the stream was cut.
         from wirecap.capture.compressed import open_decompressed
 
-        kind = "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd"
-        return open_decompressed(buffered, kind, max_ratio=max_ratio(), name=path)
+        compression = "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd"
+        return open_decompressed(buffered, compression, max_ratio=max_ratio(), name=path)
     return buffered
 
 
@@ -102,7 +103,7 @@ class CaptureReader:
         self.problems: list[str] = []
         self.unlisted = 0  # problems beyond MAX_PROBLEMS
         self.skipped = 0
-        self.end: dict[str, Any] | None = None
+        self.end: EndRecord | None = None
         self.interrupted: str | None = None
         self.last_seq = 0
         self.records = 0
@@ -203,7 +204,7 @@ class CaptureReader:
         lineno = 1
         last_t = 0.0
         passed = 0  # lines that were not records (the record count is the rest)
-        end: dict[str, Any] | None = None
+        end: EndRecord | None = None
         pending_problem: str | None = None
         line: bytes = b"\n"
         try:
@@ -324,7 +325,16 @@ def read_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 _CH_RE = re.compile(r"^(?P<prefix>[a-z]+)(?:-(?P<n>\d+))?$")
 
 
-def scan_tail(path: str) -> dict[str, Any]:
+class TailInfo(TypedDict):
+    """What appending to a capture continues from (`scan_tail`)."""
+
+    header: dict[str, Any]
+    last_seq: int
+    last_t: float
+    channels: dict[str, int]  # the highest number of each channel prefix (`ws` of `ws-3`: 3)
+
+
+def scan_tail(path: str) -> TailInfo:
     """For appending: cut a torn tail and return the header, the last seq and t, channel counters."""
     header: dict[str, Any] | None = None
     last_seq = 0

@@ -22,6 +22,7 @@ import orjson
 
 from wirecap import __version__
 from wirecap.capture.payload import JSON_KEY, encode_payload, serialized_payload
+from wirecap.capture.records import Direction, Headers, RecordType, Transport
 from wirecap.capture.redact import Redactor, may_hold_secret, needs_redaction, redact_record
 from wirecap.errors import WirecapError
 from wirecap.fsmode import open_private, private_dir
@@ -302,7 +303,7 @@ class CaptureWriter:
     # `msg_payloads` admit up to `_BATCH` records per `write`, and a `batch_delay` writer admits a message
     # at once and encodes it later with its batch (`_drain`, one secret screen for the batch).
 
-    def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
+    def write(self, rtype: RecordType, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
               **fields: Any) -> int:
         """Append one record; returns its seq (0 when the writer is disabled). The writer owns `seq`
         (`fields` never hold one), `t` (the capture's clock when None) and, in an `end` record, the
@@ -424,12 +425,12 @@ class CaptureWriter:
             except Exception:  # noqa: BLE001 - reporting must never break the caller
                 pass
 
-    def open(self, ch: str, transport: str, t: float | None = None, **fields: Any) -> int:
+    def open(self, ch: str, transport: Transport, t: float | None = None, **fields: Any) -> int:
         """Open channel `ch` over `transport` (`ws`, `http`, `process`, `pipe`: the record's `kind` field)."""
         return self.write("open", t, ch=ch, kind=transport, **fields)
 
     # --- msg records --------------------------------------------------------------------------------
-    def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, _screened: bool = False,
+    def msg(self, ch: str, dir: Direction, data: bytes | str, t: float | None = None, _screened: bool = False,
             **fields: Any) -> int:
         """A message from wire bytes (or text): picks the json / text / b64 form (`_msg_tail`).
 
@@ -512,7 +513,7 @@ class CaptureWriter:
             nbytes += n
         self._append(tails, t, nbytes)
 
-    def msg_lines(self, ch: str, dir: str, lines: list[tuple[bytes, str]], t: float | None = None, *,
+    def msg_lines(self, ch: str, dir: Direction, lines: list[tuple[bytes, str]], t: float | None = None, *,
                   screened: bool = False) -> None:
         """The lines `(payload, eol)` of one pipe chunk, all arrived at `t`: the hot path of `wirecap tee`.
 
@@ -524,7 +525,7 @@ class CaptureWriter:
             self._append_msgs(ch, dir, [(p, _NO_FIELDS if eol == "\n" else {"eol": eol})
                                         for p, eol in lines[i:i + _BATCH]], t, screened)
 
-    def msg_payloads(self, ch: str, dir: str, payloads: list[bytes], t: float | None = None, *,
+    def msg_payloads(self, ch: str, dir: Direction, payloads: list[bytes], t: float | None = None, *,
                      screened: bool = False) -> None:
         """Lines of one pipe chunk that all ended in `\\n` (payloads only), all arrived at `t`.
 
@@ -616,7 +617,7 @@ class CaptureWriter:
             if depth == 0:
                 self.flush()
 
-    def response(self, ch: str, status: int, headers: dict[str, str], t: float | None = None, **fields: Any) -> int:
+    def response(self, ch: str, status: int, headers: Headers, t: float | None = None, **fields: Any) -> int:
         return self.write("response", t, ch=ch, status=status, headers=headers, **fields)
 
     def close_channel(self, ch: str, t: float | None = None, **fields: Any) -> int:

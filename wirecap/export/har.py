@@ -24,6 +24,8 @@ from wirecap.capture.sse import body_piece_bytes
 
 @dataclass
 class _Chan:
+    """An open http or ws channel: its records so far."""
+
     open: dict[str, Any]
     t0: float
     req_body: bytearray = field(default_factory=bytearray)
@@ -34,6 +36,11 @@ class _Chan:
     ws_messages: list[dict[str, Any]] = field(default_factory=list)
     close: dict[str, Any] | None = None
     last_t: float = 0.0
+
+
+def _transport(open_rec: dict[str, Any]) -> str:
+    """The channel's transport (the open record's `kind`): "http" or "ws" here."""
+    return str(open_rec.get("kind", "http"))
 
 
 def _headers(h: dict[str, Any] | None) -> list[dict[str, str]]:
@@ -77,7 +84,7 @@ def har_entries(header: dict[str, Any], records: Iterable[dict[str, Any]],
     counts.update({"http": 0, "ws": 0, "skipped": 0})
 
     def done(i: int, c: _Chan) -> tuple[int, dict[str, Any]]:
-        counts[c.open.get("kind", "http")] += 1
+        counts[_transport(c.open)] += 1
         return i, _entry(c, created)
 
     for rec in records:
@@ -86,7 +93,7 @@ def har_entries(header: dict[str, Any], records: Iterable[dict[str, Any]],
             continue
         t = float(rec.get("t") or 0.0)
         if rec.get("type") == "open":
-            if rec.get("kind") in ("http", "ws"):
+            if rec.get("kind") in ("http", "ws"):  # (the transport)
                 if ch in chans:  # the name again: the earlier channel ends here
                     yield done(*chans.pop(ch))
                 chans[ch] = (n, _Chan(open=rec, t0=t, last_t=t))
@@ -121,7 +128,7 @@ def _message(c: _Chan, rec: dict[str, Any], t: float, created: float) -> None:
     """A message: a WebSocket message, or a piece of the request or response body."""
     lines = c.response is not None and bool(c.response.get("lines")) and rec.get("dir") == "s2c"
     data = body_piece_bytes(rec, lines=lines)
-    if c.open.get("kind") == "ws":
+    if _transport(c.open) == "ws":
         binary = bool(rec.get("binary"))
         c.ws_messages.append({
             "type": "send" if rec.get("dir") == "c2s" else "receive",
@@ -203,7 +210,7 @@ def _entry(c: _Chan, created: float) -> dict[str, Any]:
     }
     if o.get("server"):
         entry["serverIPAddress"] = str(o["server"]).rsplit(":", 1)[0]
-    if o.get("kind") == "ws":
+    if _transport(o) == "ws":
         entry["_resourceType"] = "websocket"
         entry["_webSocketMessages"] = c.ws_messages
     return entry
@@ -214,7 +221,7 @@ def _request(c: _Chan) -> dict[str, Any]:
     url = str(o.get("url") or "")
     req_headers = o.get("headers") or {}
     request: dict[str, Any] = {
-        "method": "GET" if o.get("kind") == "ws" else str(o.get("method") or "GET"),
+        "method": "GET" if _transport(o) == "ws" else str(o.get("method") or "GET"),
         "url": url,
         "httpVersion": "HTTP/1.1",
         "cookies": [],
@@ -234,7 +241,7 @@ def _response(c: _Chan) -> dict[str, Any]:
     (or, without one, the status its close record gives)."""
     o = c.open
     resp = c.response or {}
-    ws = o.get("kind") == "ws"
+    ws = _transport(o) == "ws"
     if ws:
         status = o.get("status") or 101
         resp_headers = o.get("response_headers") or {}
