@@ -460,7 +460,9 @@ class CaptureWriter:
             extra = self._fields_part(fields) if fields else b"}"
             if head and extra is not None:
                 tail = head + value + extra
-                if screened or not self.redactor.screen(tail):
+                # (without extra fields only the payload is screened: redaction never changes the type,
+                # ch or dir of a record, and the head holding them was screened clean when cached)
+                if screened or not self.redactor.screen(tail if fields else value):
                     return tail, nbytes
         return self._msg_dict_tail(ch, dir, data, fields, screened)
 
