@@ -41,9 +41,24 @@ _MSG_OWN_KEYS = frozenset({"seq", "t", "type", "ch", "dir", "json", "text", "b64
 # A record's line: its seq, its time (`orjson.dumps(round(t, 6))`) and its tail (see "records" below).
 _LINE = b'{"seq":%d,"t":%b,%b\n'
 _NO_FIELDS: dict[str, Any] = {}  # a msg without extra fields (shared: never mutated)
-_Queued = tuple[int, float, str, str, bytes | str, bool]  # an admitted msg of a batch_delay writer
-# What `_append` encodes itself: an end record's fields, or a batch_delay writer's msg (ch, dir, data, screened).
-_Special = dict[str, Any] | tuple[str, str, bytes | str, bool]
+_QueuedMsg = tuple[str, str, bytes | str, bool]  # a batch_delay writer's msg: (ch, dir, data, screened)
+_Queued = tuple[int, float, _QueuedMsg]  # ... admitted: with its seq and time
+_SPLICED = b'{"seq":%d%b%b}\n'  # `_LINE` of a msg spliced from its head and time (one prefix) and payload
+
+
+class _Splice:
+    """`_append`'s tails are payloads proved canonical JSON: each record's tail is `head`, the payload
+    and "}" (written as such: one copy of the payload, not two)."""
+
+    __slots__ = ("head",)
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+
+
+# How `_append` takes what it is given: an end record's fields, a batch_delay writer's msg (ch, dir,
+# data, screened), or payloads to splice (`_Splice`).
+_Special = dict[str, Any] | _QueuedMsg | _Splice
 
 
 def _proven_canonical(payloads: list[bytes]) -> bool:
@@ -339,10 +354,12 @@ class CaptureWriter:
         stays in seq order. Returns the first one's seq, 0 when none was written (the writer is closed,
         or failed: then they count as errors).
 
-        `tails`: the encoded record, or a list of them. `special` (with the tail b""): the end record's fields,
-        its counts filled in here (no record can slip in between), or a `batch_delay` writer's msg
-        `(ch, dir, data, screened)`, admitted now and encoded and written later with its batch
-        (`_drain`); every other record writes that queue first.
+        `tails`: the encoded record, or a list of them. `special` (a strategy for what `tails` hold,
+        see `_admitted`): the end record's fields (tail b""), its counts filled in here so that no record
+        can slip in between; a `batch_delay` writer's msg `(ch, dir, data, screened)` (tail b""),
+        admitted now and encoded and written later with its batch (`_drain`; every other record writes
+        that queue first); or `_Splice(head)`: `tails` are payloads proved canonical, each spliced
+        after `head` as it is written (one copy of each).
         """
         one = tails.__class__ is bytes
         n = 1 if one else len(tails)
@@ -362,7 +379,13 @@ class CaptureWriter:
             self.records += n
             self.bytes += nbytes
             if special is not None:
-                return self._admitted(seq, now, nbytes, special)
+                if special.__class__ is tuple:  # a batch_delay writer's msg: queued
+                    self._queue.append((seq, now, special))
+                    self._queued_bytes += nbytes
+                    if len(self._queue) >= _QUEUE_MAX or self._queued_bytes >= _QUEUE_BYTES:
+                        self._drain()
+                    return seq
+                return self._admitted(seq, now, tails, nbytes, special)
             tb = orjson.dumps(round(now, 6))
             if one:
                 data = _LINE % (seq, tb, tails)
@@ -374,15 +397,17 @@ class CaptureWriter:
             self._lost(n, nbytes, n - 1)  # `_emit` disabled the writer and counted one error
             return 0
 
-    def _admitted(self, seq: int, now: float, nbytes: int, special: _Special) -> int:
-        """The end of `_append` for a `special` record (call from it, with the lock held)."""
-        if special.__class__ is tuple:  # a batch_delay writer's msg: queued
-            self._queue.append((seq, now, *special))
-            self._queued_bytes += nbytes
-            if len(self._queue) >= _QUEUE_MAX or self._queued_bytes >= _QUEUE_BYTES:
-                self._drain()
-            return seq
-        end: dict[str, Any] = special  # type: ignore[assignment]  # (not a tuple: a dict)
+    def _admitted(self, seq: int, now: float, tails: bytes | list[bytes], nbytes: int, special: _Special) -> int:
+        """The end of `_append` for `special` records but queued ones (call from it, with the lock held)."""
+        if isinstance(special, _Splice):
+            n = len(tails)
+            first = seq - n + 1
+            lead = b',"t":' + orjson.dumps(round(now, 6)) + b"," + special.head  # (`_LINE` up to the payload)
+            if self._emit(b"".join([_SPLICED % (s, lead, p) for s, p in enumerate(tails, first)])):
+                return first
+            self._lost(n, nbytes, n - 1)
+            return 0
+        end: dict[str, Any] = special  # type: ignore[assignment]  # (neither queued nor spliced: an end record)
         end.update(records=seq, bytes=self.bytes, errors=self.errors)
         if self._emit(_LINE % (seq, orjson.dumps(round(now, 6)), self._tail("end", end))):
             self.closed = True  # nothing may follow the end record
@@ -541,7 +566,7 @@ class CaptureWriter:
         for i in range(0, len(payloads), _BATCH):
             batch = payloads[i:i + _BATCH]
             if splice and _proven_canonical(batch):
-                self._append([head + p + b"}" for p in batch], t, sum(map(len, batch)))
+                self._append(batch, t, sum(map(len, batch)), _Splice(head))
             else:
                 self._append_msgs(ch, dir, [(p, _NO_FIELDS) for p in batch], t, screened)
 
@@ -564,24 +589,29 @@ class CaptureWriter:
         """The tails `_msg_tail` gives the queued messages, for less work per message: their payloads
         are proved canonical JSON at once (`_proven_canonical`), and the secret screen runs once over
         all the tails (a superset of screening each: a shape or key inside one tail is inside their
-        concatenation); when it flags, each message is encoded on its own."""
-        datas = [item[4] for item in queue]
-        parts: list[tuple[bytes, bytes, int] | None]
-        if all(d.__class__ is bytes for d in datas) and _proven_canonical(datas):  # type: ignore[arg-type]
-            parts = [(JSON_KEY, d, 0) for d in datas]  # type: ignore[misc]
-        else:
-            parts = [serialized_payload(d) for d in datas]
+        concatenation); when it flags, each message is screened on its own."""
+        msgs = [item[2] for item in queue]
+        datas = [m[2] for m in msgs]
         heads = self._heads
         tails: list[bytes | None] = []
-        for (_, _, ch, dir, _, _), part in zip(queue, parts, strict=True):
-            head = part and (heads.get((ch, dir, part[0])) or self._msg_head(ch, dir, part[0]))
-            tails.append(head + part[1] + b"}" if head and part is not None else None)
+        if all(d.__class__ is bytes for d in datas) and _proven_canonical(datas):  # type: ignore[arg-type]
+            for ch, dir, data, _ in msgs:
+                head = heads.get((ch, dir, JSON_KEY)) or self._msg_head(ch, dir, JSON_KEY)
+                tails.append(head + data + b"}" if head else None)  # type: ignore[operator]
+        else:
+            for ch, dir, data, _ in msgs:
+                part = serialized_payload(data)
+                if part is None:
+                    tails.append(None)
+                    continue
+                head = heads.get((ch, dir, part[0])) or self._msg_head(ch, dir, part[0])
+                tails.append(head + part[1] + b"}" if head else None)
         screen = self.redactor.screen
         if None not in tails and not screen(b"".join(tails)):  # type: ignore[arg-type]
             return tails  # type: ignore[return-value]
         return [tail if tail is not None and (screened or not screen(tail))
                 else self._msg_dict_tail(ch, dir, data, _NO_FIELDS, screened)[0]
-                for (_, _, ch, dir, data, screened), tail in zip(queue, tails, strict=True)]
+                for (ch, dir, data, screened), tail in zip(msgs, tails, strict=True)]
 
     def flush(self) -> None:
         """Write the queued msg records now (batch_delay writers) and make a compressed file decodable up
