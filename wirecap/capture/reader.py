@@ -196,10 +196,11 @@ class CaptureReader:
         # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
         # the shortest path, defects are sorted out by the helpers below it.
         from wirecap.capture.payload import json_problem
-        from wirecap.capture.schema import shape_problem as shape
+        from wirecap.capture.schema import shape_checks, shape_problem
 
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
+        shape_of, any_shape = shape_checks()
         expected = 1
         lineno = 1
         last_t = 0.0
@@ -232,16 +233,17 @@ class CaptureReader:
                         continue
                     self._problem(lineno, f"seq {seq} where {expected} was expected")
                 expected = seq + 1
-                bad = shape(rec) or json_problem(rec, line)
-                if bad is not None:  # a field of the wrong type: no consumer has to cope with it
+                rtype = rec.get("type")
+                if ((shape_of(rtype) if rtype.__class__ is str else None) or any_shape)(rec) is not None or (
+                        json_problem(rec, line) is not None):  # a field of the wrong type: no consumer meets it
                     passed += 1
-                    self._skip(lineno, seq, rec, bad)
+                    self._skip(lineno, seq, rec, shape_problem(rec) or json_problem(rec, line) or "")
                     continue
                 t = rec.get("t")
                 last_t = t if t.__class__ is float and t >= last_t else self._odd_time(lineno, seq, t, last_t)
                 if end is not None:
                     end = self.end = None  # appended after an earlier clean stop
-                if rec.get("type") == "end":
+                if rtype == "end":
                     end = self.end = rec  # (at once: --follow stops on it)
                 self.line = line
                 self.last_seq = seq

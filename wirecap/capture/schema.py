@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -649,6 +650,14 @@ _SHAPES: dict[str, _Check] = {}
 def _load_shapes() -> dict[str, _Check]:
     _SHAPES.update(_shape_checks())
     return _SHAPES
+
+
+def shape_checks() -> tuple[Callable[[Any], _Check | None], _Check]:
+    """For the reader's hot loop: (`get`, `default`), where `(get(type) or default)(record)` is None
+    exactly when `shape_problem(record)` is (for a record whose `type` is a string; any other `type`
+    takes `default`). One call per record instead of two; `shape_problem` says what is wrong."""
+    shapes = _SHAPES or _load_shapes()
+    return shapes.get, shapes["*"]
 
 
 def shape_problem(record: dict[str, Any]) -> str | None:
