@@ -309,14 +309,15 @@ class CaptureWriter:
     # --- records: one encoder, one admission path ------------------------------------------------
     # A record is written as `{"seq":N,"t":T,`, its *tail* and a newline (`_LINE`); the tail is the bytes
     # of its other fields, from `"type":` to the closing brace, exactly as `orjson.dumps` lays out the
-    # whole record (seq and t come first, and redaction never changes them). So a record is encoded, and screened or redacted, without its
-    # seq and time and outside the lock: `_tail` (any record, from a dict) and `_msg_tail` (a `msg` from
-    # wire bytes: the payload spliced in as bytes when that gives `_tail`'s bytes) are the one encoder;
-    # `_append` alone, under the lock, gives records their seq and time and writes them. The fast paths
-    # are strategies for getting the tails, never a second way to admit or lay out a record:
-    # `msg_payloads` proves a batch of payloads canonical at once (no parse per line), `msg_lines` and
-    # `msg_payloads` admit up to `_BATCH` records per `write`, and a `batch_delay` writer admits a message
-    # at once and encodes it later with its batch (`_drain`, one secret screen for the batch).
+    # whole record (seq and t come first, and redaction never changes them). So a record is encoded,
+    # screened and redacted without its seq and time, outside the lock: `_tail` (any record, from a
+    # dict) and `_msg_tail` (a `msg` from wire bytes: the payload spliced in as bytes where that gives
+    # `_tail`'s bytes) are the one encoder. `_append` alone, under the lock, gives records their seq and
+    # time and writes them. The fast paths are strategies for getting the tails, never a second way to
+    # admit or lay out a record: `msg_payloads` proves a batch of payloads canonical at once (no parse
+    # per line) and splices them (`_Splice`), `msg_lines` and `msg_payloads` admit up to `_BATCH`
+    # records per `write`, and a `batch_delay` writer admits a message at once and encodes it later
+    # with its batch (`_drain`: one canonical proof and one secret screen for the batch).
 
     def write(self, rtype: RecordType, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
               **fields: Any) -> int:
