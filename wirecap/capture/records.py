@@ -14,8 +14,6 @@ say what it is: an `open` record's `kind` is the channel's transport (`Transport
 is its record type (`RecordType`).
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, Required, TypedDict
 
 # An open record's `kind`: how the channel's messages travel.
