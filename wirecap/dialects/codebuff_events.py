@@ -159,7 +159,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         if kind in ("event", "chunk", "result") and "type" not in obj:
             return f"Codebuff SDK event wrapper kind {kind!r}"
         t = obj.get("type")
-        if t in _EVENT_TYPES and "part" not in obj and "sessionID" not in obj:
+        if isinstance(t, str) and t in _EVENT_TYPES and "part" not in obj and "sessionID" not in obj:
             if t == "error" and not isinstance(obj.get("agentId"), str):
                 continue
             return f"Codebuff print-mode event {t!r}"

@@ -436,7 +436,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         if path.endswith("/ws"):
             return f"WebSocket at {path}"
     for obj in json_objects(msgs):
-        if obj.get("type") in _ENVELOPES and ("txid" in obj or "data" in obj):
+        if isinstance(obj.get("type"), str) and obj["type"] in _ENVELOPES and ("txid" in obj or "data" in obj):
             return f"Codebuff WebSocket envelope {obj['type']!r}"
     return None
 # --- drift (rule `drift`): the envelopes and actions this dialect knows (codebuff CLI 1.0.115 and SDK 0.3.13,

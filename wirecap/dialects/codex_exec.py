@@ -159,7 +159,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     """Codex exec: a `thread.*` / `turn.*` / `item.*` event among the first lines, else argv running
     `codex` with output that is not text."""
     for obj in json_objects(msgs):
-        if obj.get("type") in _CODEX_TYPES:
+        if isinstance(obj.get("type"), str) and obj["type"] in _CODEX_TYPES:
             return f"Codex exec event {obj['type']!r}"
     return by_argv(open_record, msgs, ("codex",), "Codex CLI")
 # --- drift (rule `drift`): the events and items this dialect knows (Codex CLI 0.169.0 text and tool runs,

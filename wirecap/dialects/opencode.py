@@ -121,7 +121,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     failed prints as its only line; else argv running opencode."""
     for obj in json_objects(msgs):
         t = obj.get("type")
-        if t in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
+        if isinstance(t, str) and t in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
             return f"opencode event {t!r} with a part"
         if t == "error" and isinstance(obj.get("error"), dict) and _envelope(obj):
             return "opencode error event (an error object with sessionID and timestamp)"
