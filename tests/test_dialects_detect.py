@@ -50,6 +50,24 @@ def test_every_dialect_has_a_sniff_and_the_order_is_by_priority() -> None:
     assert names.index("opencode") < names.index("codebuff-events")  # both have `text` / `error` events
 
 
+def test_the_registry_is_every_module_that_declares_a_dialect() -> None:
+    """No hand-kept list: each module of the package with a module-level DIALECT is registered, in
+    (priority, name) order, and nothing else is."""
+    import importlib
+    import pkgutil
+
+    import wirecap.dialects as pkg
+    from wirecap.dialects.base import Dialect
+
+    declared = {}
+    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+        d = getattr(importlib.import_module(info.name), "DIALECT", None)
+        if isinstance(d, Dialect):
+            declared[d.name] = d
+    assert declared == DIALECTS
+    assert list(DIALECTS) == [d.name for d in sorted(DIALECTS.values(), key=lambda d: (d.priority, d.name))]
+
+
 # --- property: sniffs never raise ---------------------------------------------------------------------------
 _scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
 _json = st.recursive(_scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),

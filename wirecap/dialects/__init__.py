@@ -1,6 +1,7 @@
 """Dialects: decode each channel of a capture into universal events (sans-I/O).
 
-One module per dialect, registered in `DIALECTS`. The driver here groups records into **units**
+One module per dialect, each declaring a module-level `DIALECT`; `DIALECTS` is found, not kept: every
+module of this package that declares one (ascending priority, then name). The driver here groups records into **units**
 (a WebSocket or HTTP channel; a process together with its stdout/stdin/stderr pipes), detects each
 unit's dialect from what the capture knows (the `dialect` hint, URL path, argv, the first messages),
 and feeds the unit's records to that dialect's decoder. `--dialect` overrides detection for every
@@ -10,24 +11,12 @@ becomes an `unparsed` event whose reason says why detection failed. Nothing is d
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirecap.dialects import (
-    anthropic_sse,
-    claude_code,
-    claude_session,
-    codebuddy,
-    codebuff_events,
-    codebuff_rest,
-    codebuff_ws,
-    codex_exec,
-    codex_rollout,
-    openai_chat_sse,
-    openai_responses_sse,
-    opencode,
-)
 from wirecap.dialects.base import (
     DEFAULT_OPTIONS,
     DETECT_MSGS,
@@ -42,29 +31,28 @@ from wirecap.dialects.base import (
 from wirecap.errors import WirecapError
 from wirecap.events import Event
 
-DIALECTS: dict[str, Dialect] = {
-    m.DIALECT.name: m.DIALECT
-    for m in (
-        codebuff_ws,
-        codebuff_events,
-        claude_session,
-        codex_rollout,
-        claude_code,
-        codebuddy,
-        codex_exec,
-        opencode,
-        anthropic_sse,
-        openai_chat_sse,
-        openai_responses_sse,
-        codebuff_rest,
-    )
-}
+
+def _discover() -> dict[str, Dialect]:
+    """Every module of this package with a module-level `DIALECT` (a `Dialect`), by name, in the order
+    detection asks them: ascending `priority`, then name. Adding a dialect is adding its module: there
+    is no list to keep. Two modules declaring one name is a bug, said at import."""
+    found: dict[str, Dialect] = {}
+    for info in pkgutil.iter_modules(__path__, __name__ + "."):
+        d = getattr(importlib.import_module(info.name), "DIALECT", None)
+        if not isinstance(d, Dialect):
+            continue
+        if d.name in found:
+            raise RuntimeError(f"dialect {d.name!r} is declared twice ({info.name})")
+        found[d.name] = d
+    return {d.name: d for d in sorted(found.values(), key=lambda d: (d.priority, d.name))}
+
+
+DIALECTS: dict[str, Dialect] = _discover()
 
 _TRANSPORT_OF_KIND = {"ws": "ws", "http": "http", "process": "pipe", "pipe": "pipe"}
 
-# The sniffs in the order they are asked: ascending priority, then registry order.
-SNIFF_ORDER: tuple[Dialect, ...] = tuple(sorted((d for d in DIALECTS.values() if d.sniff is not None),
-                                                key=lambda d: d.priority))
+# The sniffs in the order they are asked: the registry's (ascending priority, then name).
+SNIFF_ORDER: tuple[Dialect, ...] = tuple(d for d in DIALECTS.values() if d.sniff is not None)
 
 
 def dialect_names() -> list[str]:

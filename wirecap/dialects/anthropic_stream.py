@@ -10,7 +10,7 @@ module is the one place that knows its grammar:
 Contract (what a decoder may rely on):
 - `AnthropicStream.feed(event)` takes one stream event, a JSON object whose `type` names it (the SSE
   `event:` name when the data has no `type`: pass it as `name`). It never raises on bad input and
-  returns exactly one output, a frozen value of one of the classes below: `MessageStart`,
+  returns exactly one output, a value of one of the classes below: `MessageStart`,
   `BlockStart`, `BlockDelta`, `BlockStop`, `MessageDelta`, `MessageStop`, `StreamError`, `QUIET`
   (an event that says nothing: ping, a signature or citations delta) or `Problem` (the event does
   not fit: an unknown type, a delta of a block never started; its `reason` is one line).
@@ -36,7 +36,6 @@ Contract (what a decoder may rely on):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from wirecap.dialects.base import hkey, num
@@ -133,68 +132,95 @@ class Block:
         return "".join(self.parts) if self.parts else ""
 
 
-@dataclass(slots=True)
-class MessageStart:
+class _Output:
+    """What the machine says about one event. Plain slotted classes (not dataclasses: they cost at
+    import, and a decoder imports this module on every run); read-only by convention."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
+
+
+class MessageStart(_Output):
     """A message began: its id (None when it has none), the model it names (as given) and its usage
     snapshot (the raw usage object, None when absent)."""
 
-    message_id: str | None
-    model: Any
-    usage: dict[str, Any] | None
+    __slots__ = ("message_id", "model", "usage")
+
+    def __init__(self, message_id: str | None, model: Any, usage: dict[str, Any] | None) -> None:
+        self.message_id = message_id
+        self.model = model
+        self.usage = usage
 
 
-@dataclass(slots=True)
-class BlockStart:
-    block: Block
+class BlockStart(_Output):
+    __slots__ = ("block",)
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
 
 
-@dataclass(slots=True)
-class BlockDelta:
+class BlockDelta(_Output):
     """A piece of a block: `field` is the item.delta data field ("text" or "arguments")."""
 
-    block: Block
-    field: str
-    piece: Any
+    __slots__ = ("block", "field", "piece")
+
+    def __init__(self, block: Block, field: str, piece: Any) -> None:
+        self.block = block
+        self.field = field
+        self.piece = piece
 
 
-@dataclass(slots=True)
-class BlockStop:
-    block: Block
+class BlockStop(_Output):
+    __slots__ = ("block",)
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
 
 
-@dataclass(slots=True)
-class MessageDelta:
+class MessageDelta(_Output):
     """The message's stop reason (None when this delta has none) and its updated counts
     (`delta_counts`, None when the event carries no usage)."""
 
-    stop_reason: Any
-    counts: dict[str, Any] | None
+    __slots__ = ("counts", "stop_reason")
+
+    def __init__(self, stop_reason: Any, counts: dict[str, Any] | None) -> None:
+        self.stop_reason = stop_reason
+        self.counts = counts
 
 
-@dataclass(slots=True)
-class MessageStop:
+class MessageStop(_Output):
     """The terminal event; `unfinished` are the blocks started and never stopped (in start order)."""
 
-    unfinished: tuple[Block, ...]
+    __slots__ = ("unfinished",)
+
+    def __init__(self, unfinished: tuple[Block, ...]) -> None:
+        self.unfinished = unfinished
 
 
-@dataclass(slots=True)
-class StreamError:
+class StreamError(_Output):
     """An `error` event; `error` is its `error` value as given."""
 
-    error: Any
+    __slots__ = ("error",)
+
+    def __init__(self, error: Any) -> None:
+        self.error = error
 
 
-@dataclass(slots=True)
-class Quiet:
+class Quiet(_Output):
     """An event that says nothing (ping, a signature or citations delta)."""
 
+    __slots__ = ()
 
-@dataclass(slots=True)
-class Problem:
+
+class Problem(_Output):
     """An event that does not fit the stream; `reason` is one line for an `unparsed` event."""
 
-    reason: str
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
 
 
 QUIET: Final = Quiet()
