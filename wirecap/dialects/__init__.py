@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from wirecap.analysis.idshape import is_telemetry
 from wirecap.dialects.base import (
     DEFAULT_OPTIONS,
     DETECT_MSGS,
@@ -66,10 +67,37 @@ def get_dialect(name: str) -> Dialect:
         raise WirecapError(f"unknown dialect {name!r} (known: {', '.join(DIALECTS)})") from None
 
 
+# --- what changes run to run ------------------------------------------------------------------------
+# One home: each dialect's `volatile` (in its module), plus the one rule for analytics requests below.
+# Replay matching and `diff` ask here; neither keeps paths of its own per dialect.
+TELEMETRY = "telemetry"
+"""Not a dialect: the volatile profile of an analytics request (`is_telemetry_channel`). What such a
+batch holds depends on the client's flush timer, not on the conversation, so its whole payload is
+volatile: replay matches a live batch with any recorded one of its route, diff leaves them out. The
+decoders do not claim these channels (they stay undecoded, as any unknown HTTP exchange)."""
+
+TELEMETRY_VOLATILE: tuple[str, ...] = ("batch", "sent_at", "**.timestamp", "**.uuid", "properties")
+
+
+def is_telemetry_channel(open_record: Any) -> bool:
+    """Whether a channel is an analytics request: HTTP, no `dialect` hint (a hint says what it is),
+    and a URL path `wirecap.analysis.idshape.is_telemetry` knows (`/batch`, `/capture`, ...)."""
+    if not isinstance(open_record, dict) or open_record.get("kind") != "http":
+        return False
+    hint = open_record.get("dialect")
+    if isinstance(hint, str) and hint:
+        return False
+    return is_telemetry(url_path(open_record))
+
+
 def volatile_paths(dialect: str | None) -> list[str]:
-    """Paths (normalize syntax) of fields in this dialect's messages that change run to run."""
+    """Paths (normalize syntax) of fields in this dialect's messages that change run to run: its
+    descriptor's `volatile`; `TELEMETRY` gives an analytics request's; None gives none. An unknown
+    name is a `WirecapError` (as for `--dialect`)."""
     if dialect is None:
         return []
+    if dialect == TELEMETRY:
+        return list(TELEMETRY_VOLATILE)
     return list(get_dialect(dialect).volatile)
 
 
@@ -136,6 +164,21 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
     msgs = ("messages: " + ", ".join(seen[:4])) if seen else "no messages"
     why.insert(0, f"no dialect recognizes {_context(o)} ({msgs})")
     return None, "; ".join(why)
+
+
+def session_file_dialect(line: Any) -> str | None:
+    """The dialect of the agent-written file (`Dialect.session_file`: a Claude Code session file, a
+    Codex rollout) that the JSON value `line` is a line of, else None: those dialects' own sniffs,
+    asked about that one line as stdout. What `wirecap import` uses to tell a file's kind. Never raises."""
+    sample = [{"type": "msg", "ch": "stdout", "dir": "s2c", "json": line}]
+    for d in SNIFF_ORDER:
+        if d.session_file and d.sniff is not None:
+            try:
+                if d.sniff(None, sample):
+                    return d.name
+            except Exception:  # noqa: BLE001 - as in detect_channel: a sniff that raises did not answer
+                continue
+    return None
 
 
 def forced_for(forced: Dialect | None, main_open: dict[str, Any] | None) -> bool:
@@ -461,6 +504,8 @@ __all__ = [
     "DETECT_MSGS",
     "DIALECTS",
     "SNIFF_ORDER",
+    "TELEMETRY",
+    "TELEMETRY_VOLATILE",
     "Detection",
     "Decoding",
     "Dialect",
@@ -475,5 +520,7 @@ __all__ = [
     "unit_open",
     "dialect_names",
     "get_dialect",
+    "is_telemetry_channel",
+    "session_file_dialect",
     "volatile_paths",
 ]

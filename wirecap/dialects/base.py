@@ -64,6 +64,11 @@ class Dialect:
     reason to say no) and never raises. The driver asks the sniffs of the unit's transport in
     ascending `priority`: more specific dialects (CodeBuddy before the Claude Code it extends,
     session files before streams) come first.
+
+    `volatile` are the paths (normalize syntax) of the fields that change run to run: the one list
+    replay matching and `diff --level wire` hide (`wirecap.dialects.volatile_paths`). `session_file`
+    marks a file the agent writes itself (a session log, a rollout), which `wirecap import` recognizes
+    by one of its lines (`wirecap.dialects.session_file_dialect`).
     """
 
     name: str
@@ -75,6 +80,7 @@ class Dialect:
     sniff: Sniff | None = None
     priority: int = 100
     known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
+    session_file: bool = False  # a log the agent writes itself (imported with `wirecap import`), not a live stream
 
 
 # --- what sniffs read ----------------------------------------------------------------------------------
@@ -171,7 +177,7 @@ def _names_of(word: str, package: bool = False) -> tuple[str, ...]:
     if package and "@" in base[1:]:  # a package spec: name@version (the scope, @scope, is a folder part)
         base = base[: base.index("@", 1)]
     for ext in _EXTS:
-        if base.endswith(ext):
+        if base.endswith(ext) and len(base) > len(ext):  # (a word that is only `.js` keeps its name)
             base = base[: -len(ext)]
     return (base, *reversed(parts[:-1]))
 

@@ -337,6 +337,7 @@ DIALECT = Dialect(
     rules=RULES,
     sniff=sniff,
     priority=20,
+    session_file=True,
 )
 
 __all__ = ["DIALECT", "ClaudeSessionDecoder", "sniff"]

@@ -509,7 +509,7 @@ DIALECT = Dialect(
     summary="Codebuff WebSocket protocol at /ws (CLI 1.0.x, SDK 0.3.x)",
     volatile=("txid", "data.txid", "data.promptId", "data.userInputId", "data.fingerprintId", "data.requestId",
               "data.authToken", "data.sessionState", "data.fileContext", "**.lastReadTime", "data.next_quota_reset",
-              "data.chunk.messageHistoryLength", "**.sentAt"),
+              "data.chunk.messageHistoryLength", "**.sentAt", "data.clientSessionId", "**.toolCallId", "**.timestamp"),
     rules=(
         ("cb-ack-missing", ERROR_SEV, "a client frame with a txid that no ack answered"),
         ("cb-ack-duplicate", ERROR_SEV, "a txid acked more than once"),

@@ -432,6 +432,7 @@ DIALECT = Dialect(
     rules=RULES,
     sniff=sniff,
     priority=20,
+    session_file=True,
 )
 
 __all__ = ["DIALECT", "CodexRolloutDecoder", "LINE_TYPES", "sniff"]

@@ -208,7 +208,7 @@ DIALECT = Dialect(
     known=_known(),
     summary="OpenAI Responses API (POST .../responses), request + SSE events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
-              "prompt_cache_key", "**.call_id", "client_metadata"),
+              "prompt_cache_key", "**.call_id", "client_metadata", "user", "metadata.user_id"),
     rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
     sniff=sniff,
     priority=90,
