@@ -34,6 +34,10 @@ def openai_usage(u: dict[str, Any]) -> dict[str, Any]:
             "reasoning_tokens": num(out_details.get("reasoning_tokens"))}
 
 
+# delta field -> item of its text pieces
+_TEXT_KEYS = (("content", MESSAGE), ("reasoning_content", REASONING), ("reasoning", REASONING))
+
+
 class OpenAIChatDecoder(HttpDecoder):
     dialect = "openai-chat-sse"
     terminal_name = "data: [DONE]"
@@ -61,49 +65,66 @@ class OpenAIChatDecoder(HttpDecoder):
             self.model = obj["model"]
         out: list[Event] = []
         for ch in choices:
-            if not isinstance(ch, dict):
+            if isinstance(ch, dict):
+                self._choice(rec, ch, out)
+            else:
                 out.append(self.unparsed(rec, "choice is not an object"))
-                continue
-            ci = ch.get("index", 0) if isinstance(ch.get("index", 0), int) else 0
-            delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
-            for key, item in (("content", MESSAGE), ("reasoning_content", REASONING), ("reasoning", REASONING)):
-                piece = delta.get(key)
-                if isinstance(piece, str) and piece:
-                    acc = self.text.get((ci, item))
-                    iid = f"{self.cid}:{ci}:{item}"
-                    if acc is None:
-                        acc = self.text[(ci, item)] = []
-                        out.append(self.ev(ITEM_STARTED, rec, item, iid, "assistant", {}))
-                    acc.append(piece)
-                    out.append(self.ev(ITEM_DELTA, rec, item, iid, "assistant", {"text": piece}))
-            tcs = delta.get("tool_calls")
-            if isinstance(tcs, list):
-                for tc in tcs:
-                    if not isinstance(tc, dict):
-                        out.append(self.unparsed(rec, "tool call delta is not an object"))
-                        continue
-                    key = (ci, tc.get("index", 0) if isinstance(tc.get("index", 0), int) else 0)
-                    fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
-                    state = self.tools.get(key)
-                    if state is None:
-                        call_id = tc.get("id") if isinstance(tc.get("id"), str) else f"{self.cid}:{key[0]}:{key[1]}"
-                        state = self.tools[key] = {"id": call_id, "name": fn.get("name"), "acc": []}
-                        out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, call_id, "assistant",
-                                           {"name": fn.get("name"), "call_id": call_id}))
-                    elif fn.get("name") and not state["name"]:
-                        state["name"] = fn.get("name")
-                    args = fn.get("arguments")
-                    if isinstance(args, str) and args:
-                        state["acc"].append(args)
-                        out.append(self.ev(ITEM_DELTA, rec, TOOL_CALL, state["id"], "assistant", {"arguments": args}))
-            if ch.get("finish_reason"):
-                self.stop_reason = ch["finish_reason"]
-                out.extend(self.complete_open_items(rec))
         u = obj.get("usage")
         if isinstance(u, dict):
             out.append(self.ev(USAGE, rec, data={"model": self.model, "message_id": self.cid, **openai_usage(u),
                                                  "scope": "message"}))
         return out
+
+    def _choice(self, rec: dict[str, Any], ch: dict[str, Any], out: list[Event]) -> None:
+        """One choice of a chunk: its text pieces, its tool-call pieces, its finish."""
+        ci = ch.get("index", 0)
+        if not isinstance(ci, int):
+            ci = 0
+        delta = ch.get("delta")
+        if isinstance(delta, dict):
+            for key, item in _TEXT_KEYS:
+                piece = delta.get(key)
+                if isinstance(piece, str) and piece:
+                    self._text_piece(rec, ci, item, piece, out)
+            tcs = delta.get("tool_calls")
+            if isinstance(tcs, list):
+                for tc in tcs:
+                    if isinstance(tc, dict):
+                        self._tool_piece(rec, ci, tc, out)
+                    else:
+                        out.append(self.unparsed(rec, "tool call delta is not an object"))
+        if ch.get("finish_reason"):
+            self.stop_reason = ch["finish_reason"]
+            out.extend(self.complete_open_items(rec))
+
+    def _text_piece(self, rec: dict[str, Any], ci: int, item: str, piece: str, out: list[Event]) -> None:
+        acc = self.text.get((ci, item))
+        iid = f"{self.cid}:{ci}:{item}"
+        if acc is None:
+            acc = self.text[(ci, item)] = []
+            out.append(self.ev(ITEM_STARTED, rec, item, iid, "assistant", {}))
+        acc.append(piece)
+        out.append(self.ev(ITEM_DELTA, rec, item, iid, "assistant", {"text": piece}))
+
+    def _tool_piece(self, rec: dict[str, Any], ci: int, tc: dict[str, Any], out: list[Event]) -> None:
+        """A tool call's piece: the first names it (id, name), the others carry argument text."""
+        ti = tc.get("index", 0)
+        key = (ci, ti if isinstance(ti, int) else 0)
+        fn = tc.get("function")
+        if not isinstance(fn, dict):
+            fn = {}
+        state = self.tools.get(key)
+        if state is None:
+            call_id = tc.get("id") if isinstance(tc.get("id"), str) else f"{self.cid}:{key[0]}:{key[1]}"
+            state = self.tools[key] = {"id": call_id, "name": fn.get("name"), "acc": []}
+            out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, call_id, "assistant",
+                               {"name": fn.get("name"), "call_id": call_id}))
+        elif fn.get("name") and not state["name"]:
+            state["name"] = fn.get("name")
+        args = fn.get("arguments")
+        if isinstance(args, str) and args:
+            state["acc"].append(args)
+            out.append(self.ev(ITEM_DELTA, rec, TOOL_CALL, state["id"], "assistant", {"arguments": args}))
 
     def complete_open_items(self, rec: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
