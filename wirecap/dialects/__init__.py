@@ -148,13 +148,15 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
             return hint, f"the open record names dialect {hint!r}"
         why.append(f"dialect hint {hint!r} is not a known dialect")
     sample = out_msgs(first_msgs)[:DETECT_MSGS]
-    transport = _TRANSPORT_OF_KIND.get(o.get("kind")) if isinstance(o.get("kind"), str) else None
+    kind = o.get("kind")
+    transport = _TRANSPORT_OF_KIND.get(kind) if isinstance(kind, str) else None
     opened = open_record if isinstance(open_record, dict) else None
     for d in SNIFF_ORDER:
-        if transport is not None and d.transport != transport:
+        sniff = d.sniff
+        if sniff is None or (transport is not None and d.transport != transport):
             continue
         try:
-            reason = d.sniff(opened, sample)  # type: ignore[misc]
+            reason = sniff(opened, sample)
         except Exception as e:  # noqa: BLE001 - a sniff must not raise; if one does, it just did not answer
             why.append(f"the {d.name} sniff failed: {type(e).__name__}")
             continue
@@ -254,9 +256,10 @@ class Detection:
                 sample = self.units[key] = _Sample()
             sample.opens.append(rec)
             return
-        key = self.chan_unit.get(ch)
-        if key is None:
-            key = self.chan_unit[ch] = ch
+        known = self.chan_unit.get(ch)
+        if known is None:
+            known = self.chan_unit[ch] = ch
+        key = known
         sample = self.units.get(key)
         if sample is None:
             sample = self.units[key] = _Sample()

@@ -537,6 +537,11 @@ class Decoder:
         return self.ev(ITEM_COMPLETED, rec, item=STATUS, data=data)
 
 
+def as_dict(v: Any) -> dict[str, Any]:
+    """An object from untrusted JSON, else an empty one (so `.get` reads None)."""
+    return v if isinstance(v, dict) else {}
+
+
 def str_or_none(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 

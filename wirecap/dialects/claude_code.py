@@ -473,7 +473,8 @@ class ClaudeCodeDecoder(StreamDecoder):
         return self._stream_out(rec, ev)
 
     def _stream_out(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        handler = self._stream_dispatch.get(ev.get("type"))  # type: ignore[arg-type]  # (any JSON value: a miss)
+        et = ev.get("type")
+        handler = self._stream_dispatch.get(et) if isinstance(et, str) else None
         if handler is None:
             return self._problem(rec, self.stream.feed(ev))
         return handler(rec, ev)

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, json_objects, str_or_none
 from wirecap.dialects.codex_exec import codex_usage
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
@@ -85,7 +85,7 @@ def _text(content: Any) -> str | None:
         return content
     if not isinstance(content, list):
         return None
-    parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    parts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
     return "\n".join(parts) if parts else None
 
 
@@ -310,7 +310,7 @@ class CodexRolloutDecoder(StreamDecoder):
     def _mirror(self, rec: dict[str, Any], et: str, p: dict[str, Any]) -> list[Event]:
         """Keep what a UI mirror line adds to the response items: which user message is the prompt
         (its turn.started), a command's exit code."""
-        item = p.get("item") if isinstance(p.get("item"), dict) else {}
+        item = as_dict(p.get("item"))
         if et == "user_message" or (et == "item_completed" and item.get("type") == "UserMessage"):
             text = p.get("message") if et == "user_message" else _text(item.get("content"))
             return self._open_turn(rec, text if isinstance(text, str) else None)

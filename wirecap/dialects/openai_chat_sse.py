@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import Dialect, num
+from wirecap.dialects.base import Dialect, as_dict, num
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
@@ -26,9 +26,9 @@ from wirecap.events import (
 
 
 def openai_usage(u: dict[str, Any]) -> dict[str, Any]:
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    details = as_dict(u.get("prompt_tokens_details"))
     cached = num(details.get("cached_tokens"))
-    out_details = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
+    out_details = as_dict(u.get("completion_tokens_details"))
     return {"input_tokens": max(num(u.get("prompt_tokens")) - cached, 0), "output_tokens": num(u.get("completion_tokens")),
             "cache_read_tokens": cached, "cache_creation_tokens": 0,
             "reasoning_tokens": num(out_details.get("reasoning_tokens"))}
@@ -159,7 +159,7 @@ class OpenAIChatDecoder(HttpDecoder):
             if isinstance(msg.get("content"), str):
                 out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, self.cid, "assistant", {"text": msg["content"]}))
             for tc in msg.get("tool_calls") or []:
-                fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else {}
+                fn = as_dict(tc.get("function")) if isinstance(tc, dict) else {}
                 cid = tc.get("id") if isinstance(tc, dict) else None
                 out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant",
                                    {"name": fn.get("name"), "call_id": cid, "input": parse_args(fn.get("arguments") or "")}))

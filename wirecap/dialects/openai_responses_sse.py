@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import ERROR_SEV, Dialect, num
+from wirecap.dialects.base import ERROR_SEV, Dialect, as_dict, num
 from wirecap.dialects.http_base import (
     HttpDecoder,
     http_path,
@@ -48,8 +48,8 @@ _DELTAS = {"response.output_text.delta": (MESSAGE, "text"), "response.function_c
 
 
 def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
-    d = u.get("input_tokens_details") if isinstance(u.get("input_tokens_details"), dict) else {}
-    od = u.get("output_tokens_details") if isinstance(u.get("output_tokens_details"), dict) else {}
+    d = as_dict(u.get("input_tokens_details"))
+    od = as_dict(u.get("output_tokens_details"))
     cached = num(d.get("cached_tokens"))
     return {"input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
             "cache_read_tokens": cached, "cache_creation_tokens": 0, "reasoning_tokens": num(od.get("reasoning_tokens"))}
