@@ -25,8 +25,9 @@ Contract (what a decoder may rely on):
 - Steps: `feed` dispatches on the type to one public step per event type (`message_start`,
   `block_start`, `block_delta`, `block_stop`, `message_delta`, `message_stop`, `error`). A decoder
   that already dispatches on the type may call the step itself: `block_start` / `block_stop` then
-  give the `Block` (or a `Problem`) unwrapped and `message_stop` the unfinished blocks, which spares
-  an allocation on frequent lines. The state changes the same either way.
+  give the `Block` (or a `Problem`) unwrapped, `message_delta` the counts (the stop reason is in
+  `stop_reason`) and `message_stop` the unfinished blocks, which spares an allocation on frequent
+  lines. The state changes the same either way.
 - Hot path: for a `content_block_delta` of a started block, `blocks[index]` and
   `DELTA_FIELD[delta type]` are exactly what `block_delta` uses; a decoder that only turns deltas into
   events (and does not accumulate) may read them directly instead (Claude Code does, on most lines of
@@ -246,7 +247,7 @@ class AnthropicStream:
             "content_block_start": self._feed_block_start,
             "content_block_stop": self._feed_block_stop,
             "message_start": self.message_start,
-            "message_delta": self.message_delta,
+            "message_delta": self._feed_message_delta,
             "message_stop": self._feed_message_stop,
             "ping": _quiet,
             "error": self.error,
@@ -275,6 +276,12 @@ class AnthropicStream:
     def _feed_block_stop(self, ev: dict[str, Any]) -> Output:
         b = self.block_stop(ev)
         return BlockStop(b) if isinstance(b, Block) else b
+
+    def _feed_message_delta(self, ev: dict[str, Any]) -> Output:
+        counts = self.message_delta(ev)
+        delta = ev.get("delta")
+        stop = delta.get("stop_reason") if delta.__class__ is dict else None
+        return MessageDelta(stop or None, counts)
 
     def _feed_message_stop(self, ev: dict[str, Any]) -> Output:
         return MessageStop(self.message_stop(ev))
@@ -338,13 +345,13 @@ class AnthropicStream:
             return Problem("stop for a content block that was not started")
         return block
 
-    def message_delta(self, ev: dict[str, Any]) -> MessageDelta:
+    def message_delta(self, ev: dict[str, Any]) -> dict[str, Any] | None:
+        """The updated counts (`delta_counts`; None without usage); a stop reason goes to `stop_reason`."""
         delta = ev.get("delta")
-        stop = delta.get("stop_reason") if delta.__class__ is dict else None
-        if stop:
+        if delta.__class__ is dict and (stop := delta.get("stop_reason")):
             self.stop_reason = stop
         usage = ev.get("usage")
-        return MessageDelta(stop or None, delta_counts(usage) if usage.__class__ is dict else None)
+        return delta_counts(usage) if usage.__class__ is dict else None
 
     def message_stop(self, ev: dict[str, Any]) -> tuple[Block, ...]:
         self.open = False

@@ -543,7 +543,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         return [] if isinstance(b, Block) else self._problem(rec, b)
 
     def _message_delta(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        counts = self.stream.message_delta(ev).counts
+        counts = self.stream.message_delta(ev)
         if counts is None:
             return []
         return [self.ev(USAGE, rec, data={"model": self.model, "message_id": self.stream_mid, "scope": "message",
