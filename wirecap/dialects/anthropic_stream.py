@@ -29,9 +29,10 @@ Contract (what a decoder may rely on):
   `stop_reason`) and `message_stop` the unfinished blocks, which spares an allocation on frequent
   lines. The state changes the same either way.
 - Hot path: for a `content_block_delta` of a started block, `blocks[index]` and
-  `DELTA_FIELD[delta type]` are exactly what `block_delta` uses; a decoder that only turns deltas into
-  events (and does not accumulate) may read them directly instead (Claude Code does, on most lines of
-  a partial-messages run).
+  `DELTA_FIELD[delta type]` are exactly what `block_delta` uses, and for a `content_block_stop` of a
+  started block `blocks.pop(index)` is exactly what `block_stop` does; a decoder that does not
+  accumulate may do them directly instead (Claude Code does, on most lines of a partial-messages run),
+  and takes any other case (an index not started) to the step.
 """
 
 from __future__ import annotations
@@ -304,13 +305,13 @@ class AnthropicStream:
         return MessageStart(self.message_id, msg.get("model"), usage if usage.__class__ is dict else None)
 
     def block_start(self, ev: dict[str, Any]) -> Block | Problem:
-        cb = ev.get("content_block")
-        if cb.__class__ is not dict:
-            return Problem("content_block_start without a block")
-        bt = cb.get("type")
-        item = BLOCK_ITEM.get(bt) if isinstance(bt, str) else None
-        if item is None or not isinstance(bt, str):
-            return Problem(f"unknown content block type {bt!r:.60}")
+        cb: Any = ev.get("content_block")
+        try:
+            item = BLOCK_ITEM[cb["type"]]  # (not an object, no type, an unknown or unhashable type: below)
+        except (KeyError, TypeError, IndexError):
+            if cb.__class__ is not dict:
+                return Problem("content_block_start without a block")
+            return Problem(f"unknown content block type {cb.get('type')!r:.60}")
         idx = ev.get("index")
         if idx.__class__ is not int:
             idx = hkey(idx)

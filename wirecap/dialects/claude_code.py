@@ -232,6 +232,8 @@ class ClaudeCodeDecoder(StreamDecoder):
                                       block.id, "assistant", {spec[1]: delta[spec[0]]})]
                     if et == _QUIET_STREAM:
                         return []
+                    if et == "content_block_stop" and self.blocks.pop(ev["index"], None) is not None:
+                        return []  # (the machine's block_stop of a started block; see anthropic_stream)
                     handler = self._stream_dispatch[et]
                     obj = ev
                 else:
@@ -533,14 +535,17 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         b = self.stream.block_start(ev)
-        if not isinstance(b, Block):
+        if type(b) is not Block:
             return self._problem(rec, b)
-        data = {"name": b.name, "call_id": b.call_id} if b.item == TOOL_CALL else {}
-        return [self.ev(ITEM_STARTED, rec, b.item, b.id, "assistant", data)]
+        item = b.item
+        data = {"name": b.name, "call_id": b.call_id} if item == TOOL_CALL else {}
+        # (self.ev without its checks: the machine's ids are strings)
+        return [Event(ITEM_STARTED, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0), self.dialect,
+                      item, b.id, "assistant", data)]
 
     def _block_stop(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         b = self.stream.block_stop(ev)
-        return [] if isinstance(b, Block) else self._problem(rec, b)
+        return [] if type(b) is Block else self._problem(rec, b)
 
     def _message_delta(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         counts = self.stream.message_delta(ev)
