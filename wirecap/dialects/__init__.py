@@ -17,7 +17,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirecap.analysis.idshape import is_telemetry
 from wirecap.dialects.base import (
     DEFAULT_OPTIONS,
     DETECT_MSGS,
@@ -87,6 +86,10 @@ def is_telemetry_channel(open_record: Any) -> bool:
     hint = open_record.get("dialect")
     if isinstance(hint, str) and hint:
         return False
+    # (imported here: the analytics paths are analysis's knowledge, and its regexes cost at import,
+    # which decoding alone - `wirecap cat`, `convert` - should not pay)
+    from wirecap.analysis.idshape import is_telemetry
+
     return is_telemetry(url_path(open_record))
 
 

@@ -356,7 +356,7 @@ class AnthropicStream:
 
     def message_stop(self, ev: dict[str, Any]) -> tuple[Block, ...]:
         self.open = False
-        return self.take_unfinished()
+        return self.take_unfinished() if self.blocks else ()
 
     def error(self, ev: dict[str, Any]) -> StreamError:
         return StreamError(ev.get("error"))
