@@ -219,7 +219,8 @@ class ClaudeCodeDecoder(StreamDecoder):
         try:
             obj = rec["json"]
             t = obj["type"]
-            if self.is_out[rec["ch"]]:
+            ch = rec["ch"]
+            if self.is_out[ch]:
                 self.out_lines += 1
                 if t == "stream_event":
                     ev = obj["event"]
@@ -228,7 +229,7 @@ class ClaudeCodeDecoder(StreamDecoder):
                         delta = ev["delta"]
                         spec = DELTA_FIELD[delta["type"]]
                         block = self.blocks[ev["index"]]
-                        return [Event(ITEM_DELTA, rec["ch"], (rec["seq"],), rec["t"], self.dialect, block.item,
+                        return [Event(ITEM_DELTA, ch, (rec["seq"],), rec["t"], self.dialect, block.item,
                                       block.id, "assistant", {spec[1]: delta[spec[0]]})]
                     if et == _QUIET_STREAM:
                         return []
