@@ -1,7 +1,9 @@
 """Dialects: decode each channel of a capture into universal events (sans-I/O).
 
 One module per dialect, each declaring a module-level `DIALECT`; `DIALECTS` is found, not kept: every
-module of this package that declares one (ascending priority, then name). The driver here groups records into **units**
+module of this package that declares one (ascending priority, then name). Detection and volatile
+paths live in the dialects too (each `Dialect`'s `sniff` and `volatile`; `detect_channel`,
+`volatile_paths` here only ask them). The driver here groups records into **units**
 (a WebSocket or HTTP channel; a process together with its stdout/stdin/stderr pipes), detects each
 unit's dialect from what the capture knows (the `dialect` hint, URL path, argv, the first messages),
 and feeds the unit's records to that dialect's decoder. `--dialect` overrides detection for every
