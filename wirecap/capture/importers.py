@@ -39,8 +39,6 @@ _SESSION_KINDS = ("claude-session", "codex-rollout")
 # A stdout line longer than this is imported as pieces with eol "" (as `wirecap.record.lines.MAX_LINE` cuts a
 # recorded pipe's), so a transcript without newlines costs that much memory at most.
 PIECE = 64 << 20
-_ROLLOUT_TYPES = frozenset(("session_meta", "turn_context", "response_item", "event_msg", "compacted",
-                            "world_state", "token_usage_record"))
 
 
 @dataclass
@@ -218,23 +216,6 @@ def _rebuild(value: Any, length: int) -> bytes | None:
     return None
 
 
-# --- which session file a JSON line belongs to (for import kind detection) -----------------------
-
-def _session_kind(obj: dict[str, Any]) -> str | None:
-    """`claude-session` / `codex-rollout` when a JSON line is one of those files' lines (else None).
-
-    The same keys the dialects' sniffs look at (`wirecap.dialects.claude_session` / `codex_rollout`);
-    kept here too because the capture layer does not import the decoders."""
-    t = obj.get("type")
-    if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t == "last-prompt"):
-        return "claude-session"
-    if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
-        return "claude-session"
-    if isinstance(t, str) and t in _ROLLOUT_TYPES and isinstance(obj.get("payload"), dict) and "timestamp" in obj:
-        return "codex-rollout"
-    return None
-
-
 def detect_kind(src: Source) -> str:
     """Which of KINDS a source is, from its name and first lines."""
     name = src.name
@@ -258,8 +239,10 @@ def detect_kind(src: Source) -> str:
         return "ws-frames"
     if dicts and all({"method", "path", "body_len"} <= set(o) for o in dicts):
         return "requests"
+    from wirecap.dialects import session_file_dialect  # (the dialects' own sniffs: one detector)
+
     for o in dicts:
-        kind = _session_kind(o)
+        kind = session_file_dialect(o)
         if kind is not None:
             return kind
     return "stdout"
