@@ -50,6 +50,24 @@ def test_every_dialect_has_a_sniff_and_the_order_is_by_priority() -> None:
     assert names.index("opencode") < names.index("codebuff-events")  # both have `text` / `error` events
 
 
+def test_the_registry_is_every_module_that_declares_a_dialect() -> None:
+    """No hand-kept list: each module of the package with a module-level DIALECT is registered, in
+    (priority, name) order, and nothing else is."""
+    import importlib
+    import pkgutil
+
+    import wirecap.dialects as pkg
+    from wirecap.dialects.base import Dialect
+
+    declared = {}
+    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+        d = getattr(importlib.import_module(info.name), "DIALECT", None)
+        if isinstance(d, Dialect):
+            declared[d.name] = d
+    assert declared == DIALECTS
+    assert list(DIALECTS) == [d.name for d in sorted(DIALECTS.values(), key=lambda d: (d.priority, d.name))]
+
+
 # --- property: sniffs never raise ---------------------------------------------------------------------------
 _scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
 _json = st.recursive(_scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
@@ -340,3 +358,31 @@ _words = st.sampled_from(["env", "-i", "-u", "-S", "--", "A=1", "timeout", "60",
 def test_program_names_never_raises(argv: Any) -> None:
     got = program_names({"argv": argv})
     assert isinstance(got, tuple) and all(isinstance(n, str) and n for n in got)
+
+
+# --- volatile paths and analytics requests: one home, in the dialects ----------------------------------------
+def test_volatile_paths_come_from_the_descriptors_and_the_telemetry_rule() -> None:
+    from wirecap.dialects import TELEMETRY, TELEMETRY_VOLATILE, is_telemetry_channel, volatile_paths
+    from wirecap.replay.match import volatile_for
+
+    for name, d in DIALECTS.items():
+        assert volatile_paths(name) == list(d.volatile)
+        assert set(d.volatile) <= set(volatile_for(name))
+    assert volatile_paths(TELEMETRY) == list(TELEMETRY_VOLATILE) and volatile_paths(None) == []
+    assert "data.clientSessionId" in volatile_paths("codebuff-ws")  # (once kept apart in replay)
+    assert is_telemetry_channel({"kind": "http", "url": "https://h/batch/"})
+    assert not is_telemetry_channel({"kind": "http", "url": "https://h/batch", "dialect": "openai-chat-sse"})
+    assert not is_telemetry_channel({"kind": "ws", "url": "wss://h/batch"})
+    assert not is_telemetry_channel({"kind": "http", "url": "http://[x"}) and not is_telemetry_channel(None)
+
+
+def test_session_file_lines_are_told_by_the_dialects_own_sniffs() -> None:
+    from wirecap.dialects import session_file_dialect
+
+    assert session_file_dialect({"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z"}) \
+        == "claude-session"
+    assert session_file_dialect({"type": "summary", "leafUuid": "u"}) == "claude-session"
+    assert session_file_dialect({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+                                 "payload": {}}) == "codex-rollout"
+    assert session_file_dialect({"type": "system", "subtype": "init", "session_id": "s"}) is None
+    assert session_file_dialect({"type": []}) is None and session_file_dialect([1]) is None

@@ -123,3 +123,65 @@ def test_client_drives_serve_of_the_same_capture(tool_cap, tmp_path):
         assert srv.server.mismatches == []
     assert r.returncode == 0, r.stderr.decode()
     assert same_except_volatile(tool_cap, new) == []
+
+
+# --- the HTTP client on its own: h11 framing, the recorder's decoders ---------------------------------
+
+def _exchange_with(answer: bytes, tmp_path, method: str = "POST"):
+    """`http_exchange` against a one-shot server that reads the request head and sends `answer`;
+    returns the result and the records written."""
+    from wirecap.capture.writer import CaptureWriter, default_origin
+    from wirecap.replay.http_client import http_exchange
+
+    async def main():
+        async def handle(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer)
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        w = CaptureWriter(tmp_path / "x.jsonl", origin=default_origin("test"), force=True)
+        try:
+            return await http_exchange(w, "http-1", method, f"http://127.0.0.1:{port}/v1/x", [], b"{}", timeout=10)
+        finally:
+            w.close()
+            server.close()
+
+    res = asyncio.run(main())
+    with CaptureReader(tmp_path / "x.jsonl") as rd:
+        return res, list(rd)
+
+
+def test_http_client_skips_100_continue_and_decodes_a_gzipped_chunked_stream(tmp_path):
+    import gzip
+
+    sse = b"event: a\ndata: {\"n\": 1}\n\nevent: b\ndata: {\"n\": 2}\n\n"
+    gz = gzip.compress(sse)
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(gz[i:i + 7]), gz[i:i + 7]) for i in range(0, len(gz), 7))
+    res, recs = _exchange_with(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                               b"content-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n",
+                               tmp_path)
+    assert res.status == 200 and res.sse and res.bytes == len(gz)
+    [resp] = [r for r in recs if r["type"] == "response"]
+    assert resp["status"] == 200 and resp["encoding"] == "gzip" and resp["sse"] is True
+    assert [m["sse"]["event"] for m in res.messages] == ["a", "b"]
+    assert [r["json"] for r in recs if r["type"] == "msg" and r["dir"] == "s2c"] == [{"n": 1}, {"n": 2}]
+
+
+def test_http_client_decodes_br_and_reads_a_body_delimited_by_the_close(tmp_path):
+    import brotli
+
+    body = brotli.compress(b'{"ok": true}')
+    res, recs = _exchange_with(b"HTTP/1.1 201 Created\r\ncontent-encoding: br\r\n\r\n" + body, tmp_path)
+    assert (res.status, res.reason, res.bytes) == (201, "Created", len(body))
+    assert [r["json"] for r in recs if r["type"] == "msg" and r["dir"] == "s2c"] == [{"ok": True}]
+    assert recs[-2]["type"] == "close" and recs[-2]["status"] == 201
+
+
+def test_http_client_reports_a_response_it_cannot_read_as_a_connection_error(tmp_path):
+    with pytest.raises(ConnectionError, match="bad HTTP response"):
+        _exchange_with(b"SPDY/9 200 what\r\n\r\n", tmp_path)
+    with pytest.raises(ConnectionError, match="does not decode as gzip"):
+        _exchange_with(b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 5\r\n\r\nnot!z", tmp_path)

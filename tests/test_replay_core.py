@@ -160,3 +160,24 @@ def test_analytics_batches_match_whatever_they_hold_and_however_many():
         assert sc is not None and mm is None
     sc, mm = pool.take_http("POST", "/api/v1/chat/completions", b'{"model": "x", "messages": []}')
     assert sc is None and mm is not None
+
+
+def test_replay_imports_go_one_way():
+    """http_server -> ws_server -> ws_conn, never back (a WebSocket session gets a WsContext, not the
+    server); the sans-I/O core imports none of the I/O shells."""
+    import ast
+    from pathlib import Path
+
+    import wirecap.replay as pkg
+
+    shells = {"http_server", "ws_server", "ws_conn", "client", "http_client", "process"}
+    core = {"script", "match", "pool", "rewrite", "timing", "secrets", "wire"}
+    allowed = {"http_server": {"ws_server", "ws_conn"}, "ws_server": {"ws_conn"}, "client": {"http_client"}}
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        name = path.stem
+        imported = {node.module.rsplit(".", 1)[1] for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("wirecap.replay.")}
+        if name in core:
+            assert not imported & shells, (name, imported & shells)
+        elif name in shells:
+            assert imported & shells <= allowed.get(name, set()), (name, imported & shells)

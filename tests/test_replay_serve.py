@@ -19,7 +19,7 @@ from test_replay_support import (
     openai_request,
 )
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosedError
+from websockets.exceptions import ConnectionClosed, ConnectionClosedError
 
 from wirecap.capture.payload import payload_bytes
 from wirecap.capture.sse import sse_event_bytes
@@ -448,3 +448,130 @@ def test_the_connection_header_is_sent_only_when_it_was_recorded(caps, tmp_path,
             assert srv.server.mismatches == []
         assert status == 200
         assert ("connection" in rh) is (not without)
+
+
+# --- HTTP/1.1 as h11 reads and writes it ----------------------------------------------------------
+
+def _raw(port: int, data: bytes, *, then: bytes = b"", until: bytes = b"data: [DONE]") -> tuple[bytes, bytes]:
+    """Send `data`, read what comes before `then` is sent (the early answer), send `then`, read until
+    `until` appears or the server closes; returns (early, rest)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), 15) as sock:
+        sock.sendall(data)
+        early = b""
+        if then:
+            while b"\r\n\r\n" not in early:
+                early += sock.recv(65536)
+            sock.sendall(then)
+        rest = b""
+        while until not in rest:
+            got = sock.recv(65536)
+            if not got:
+                break
+            rest += got
+    return early, rest
+
+
+def _openai_post(body: bytes, extra: bytes = b"", version: bytes = b"1.1", framing: bytes | None = None) -> bytes:
+    headers, _ = openai_request()
+    framing = b"content-length: %d\r\n" % len(body) if framing is None else framing
+    return (b"POST /v1/chat/completions HTTP/" + version + b"\r\nhost: x\r\n" + framing
+            + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + extra + b"\r\n")
+
+
+def test_expect_100_continue_is_answered_before_the_body_is_sent(caps):
+    _, body = openai_request()
+    with serving(caps["openai"]) as srv:
+        early, rest = _raw(srv.server.port, _openai_post(body, b"expect: 100-continue\r\n"), then=body)
+        assert srv.server.mismatches == []
+    assert early == b"HTTP/1.1 100 Continue\r\n\r\n"
+    assert rest.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+def test_a_chunked_request_body_and_pipelined_requests_are_read(caps):
+    _, body = openai_request()
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 40]), body[i:i + 40]) for i in range(0, len(body), 40))
+    first = _openai_post(body, framing=b"transfer-encoding: chunked\r\n") + chunked + b"0\r\n\r\n"
+    second = _openai_post(body, b"connection: close\r\n") + body  # (the server closes after it)
+    with serving(caps["openai"], loop=True) as srv:
+        _, rest = _raw(srv.server.port, first + second, until=b"__never__")
+        assert srv.server.mismatches == []
+    assert rest.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert rest.count(b"HTTP/1.1 200 OK\r\n") == 2 and rest.count(b"data: [DONE]") == 2
+
+
+def test_an_http_1_0_client_gets_the_stream_delimited_by_the_close(caps):
+    _, body = openai_request()
+    events = [m for m in channel_messages(caps["openai"]) if m["dir"] == "s2c"]
+    with serving(caps["openai"]) as srv:
+        _, rest = _raw(srv.server.port, _openai_post(body, version=b"1.0") + body, until=b"__never__")
+    head, _, data = rest.partition(b"\r\n\r\n")
+    assert b"chunked" not in head.lower() and b"connection: close" in head.lower()
+    assert data == b"".join(sse_event_bytes(e) for e in events)
+
+
+def test_a_request_head_over_256_kib_gets_431_and_a_bad_request_400(caps):
+    with serving(caps["openai"]) as srv:
+        _, big = _raw(srv.server.port, b"GET / HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * 300_000 + b"\r\n\r\n",
+                      until=b"__never__")
+        _, bad = _raw(srv.server.port, b"HELLO\r\n\r\n", until=b"__never__")
+    assert big.startswith(b"HTTP/1.1 431 ") and big.endswith(b"request head larger than 256 KiB\n")
+    assert bad.startswith(b"HTTP/1.1 400 ") and b"connection: close" in bad
+
+
+def test_websocket_bytes_sent_with_the_upgrade_request_reach_the_session(caps):
+    """A client that sends its first (fragmented) message and a ping right behind the upgrade request:
+    the 101 goes out first, then the pong and the recorded answers."""
+    import socket
+
+    from websockets.client import ClientProtocol
+    from websockets.frames import Frame, Opcode
+    from websockets.protocol import State
+    from websockets.uri import parse_uri
+
+    first = orjson.dumps([m for m in channel_messages(caps["cb115"]) if m["dir"] == "c2s"][0]["json"])
+    with serving(caps["cb115"]) as srv:
+        client = ClientProtocol(parse_uri(f"ws://127.0.0.1:{srv.server.port}/ws"))
+        client.send_request(client.connect())
+        head = b"".join(client.data_to_send())
+        client.state = State.OPEN  # (to frame what follows; set back before the 101 is read)
+        client.send_ping(b"hi")
+        client.send_text(first[:10], fin=False)
+        client.send_continuation(first[10:], fin=True)
+        frames = b"".join(client.data_to_send())
+        client.state = State.CONNECTING
+        events: list = []
+        with socket.create_connection(("127.0.0.1", srv.server.port), 15) as sock:
+            sock.sendall(head + frames)
+            while sum(isinstance(e, Frame) and e.opcode is Opcode.TEXT for e in events) < 2:
+                client.receive_data(sock.recv(65536))
+                events += client.events_received()
+        assert srv.server.mismatches == []
+    assert events[0].status_code == 101 and events[0].headers["Server"] == "wirecap-replay"
+    assert (events[1].opcode, events[1].data) == (Opcode.PONG, b"hi")
+    assert orjson.loads(events[2].data) == {"type": "ack", "txid": 0, "success": True}
+
+
+@pytest.mark.parametrize(("code", "seen"), [(4000, 4000), (1006, 1006), (1005, 1005)])
+def test_a_recorded_server_close_is_replayed_as_recorded(caps, tmp_path, code, seen):
+    """A close code is sent as recorded; a recorded 1006 (the connection dropped without a close
+    frame) drops it; a 1005 is a close frame without a code."""
+    recs = [orjson.loads(line) for line in Path(caps["cb115"]).read_bytes().splitlines()]
+    out = tmp_path / "closed.jsonl"
+    out.write_bytes(b"".join(orjson.dumps({**r, "code": code, "reason": "", "by": "server"} if r.get("type") == "close"
+                                          else r) + b"\n" for r in recs))
+    sends = [orjson.dumps(m["json"]) for m in channel_messages(out) if m["dir"] == "c2s"]
+
+    async def run(port: int) -> int | None:
+        async with connect(f"ws://127.0.0.1:{port}/ws") as conn:
+            for data in sends:
+                await conn.send(data, text=True)
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    await asyncio.wait_for(conn.recv(), 10)
+            return conn.close_code
+
+    with serving(out) as srv:
+        assert asyncio.run(run(srv.server.port)) == seen
+        assert srv.server.mismatches == []

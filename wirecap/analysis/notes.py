@@ -348,33 +348,16 @@ def _all_ids(path: str) -> set[str]:
 
 
 def append_lines(capture_path: str | os.PathLike[str], objs: Iterable[dict[str, Any]]) -> None:
-    """Append to the sidecar: one `write` per line, `O_APPEND`, created `0600`; a torn tail left by
-    a crash is closed with a newline first so the next line stays readable."""
+    """Append to the sidecar through the capture layer's appender (`append_records`: one `write` per
+    line, `O_APPEND`, created `0600`, fsynced; a torn tail left by a crash is closed with a newline
+    first so the next line stays readable)."""
+    from wirecap.capture.writer import append_records
+
     path = notes_path(capture_path)
     try:
-        from wirecap.fsmode import open_private
-
-        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+        append_records(path, objs)
     except OSError as e:
         raise WirecapError(f"{path}: cannot write notes: {e.strerror}") from None
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            with open(path, "rb") as f:
-                f.seek(size - 1)
-                if f.read(1) != b"\n":
-                    os.write(fd, b"\n")
-        for obj in objs:
-            line = orjson.dumps(obj) + b"\n"
-            view = memoryview(line)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-        os.fsync(fd)
-    except OSError as e:
-        raise WirecapError(f"{path}: cannot write notes: {e.strerror}") from None
-    finally:
-        os.close(fd)
 
 
 def capture_extent(capture_path: str | os.PathLike[str]) -> tuple[int, list[str]]:

@@ -36,7 +36,7 @@ class TornStream(OSError):
     """The compressed stream ends early or is damaged; every byte decodable before that was returned."""
 
 
-def kind_of(magic: bytes) -> str | None:
+def compression_of(magic: bytes) -> str | None:
     """"gzip", "zstd" or None, from the first four bytes of a file."""
     if magic.startswith(GZIP_MAGIC):
         return "gzip"
@@ -48,12 +48,12 @@ def kind_of(magic: bytes) -> str | None:
 class DecompressingReader(io.RawIOBase):
     """A raw, read-only stream of the decompressed bytes of `src` (a gzip or zstd file object)."""
 
-    def __init__(self, src: IO[bytes], kind: str, *, max_ratio: float = 0, name: str = "") -> None:
+    def __init__(self, src: IO[bytes], compression: str, *, max_ratio: float = 0, name: str = "") -> None:
         super().__init__()
-        if kind not in ("gzip", "zstd"):
-            raise ValueError(f"unknown compression {kind!r}")
+        if compression not in ("gzip", "zstd"):
+            raise ValueError(f"unknown compression {compression!r}")
         self._src = src
-        self.kind = kind
+        self.compression = compression
         self._in = b""  # compressed bytes read but not yet given to a decompressor
         self._off = 0  # how much of `_in` the current zstd decompressor has had
         self._dec: Any = None  # the decompressor of the current member / frame, None between them
@@ -114,13 +114,13 @@ class DecompressingReader(io.RawIOBase):
             data = self._src.read(_READ)
             if not data:
                 if self._dec is not None and self._started:
-                    unit = "member" if self.kind == "gzip" else "frame"
-                    return self._end(f"{self.kind} stream cut short: the file ends inside {unit} "
+                    unit = "member" if self.compression == "gzip" else "frame"
+                    return self._end(f"{self.compression} stream cut short: the file ends inside {unit} "
                                      f"{self._members + 1}, after {self._consumed} compressed bytes")
                 return self._end(None)
             self._in, self._off = data, 0
         if self._dec is None:
-            if self.kind == "gzip":  # NUL padding between or after gzip members is allowed
+            if self.compression == "gzip":  # NUL padding between or after gzip members is allowed
                 rest = self._in[self._off:].lstrip(b"\0")
                 self._consumed += len(self._in) - self._off - len(rest)
                 self._in, self._off = rest, 0
@@ -129,14 +129,14 @@ class DecompressingReader(io.RawIOBase):
             self._dec = self._new()
             self._started = False
         try:
-            return self._gzip() if self.kind == "gzip" else self._zstd()
+            return self._gzip() if self.compression == "gzip" else self._zstd()
         except Exception as e:  # noqa: BLE001 - zlib.error, zstandard.ZstdError: the stream is damaged here
             if not isinstance(e, _errors()):
                 raise
-            return self._end(f"damaged {self.kind} data after {self._consumed} compressed bytes ({e})")
+            return self._end(f"damaged {self.compression} data after {self._consumed} compressed bytes ({e})")
 
     def _new(self) -> Any:
-        if self.kind == "gzip":
+        if self.compression == "gzip":
             return zlib.decompressobj(31)
         import zstandard
 
@@ -185,7 +185,7 @@ def _errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
-def open_decompressed(src: IO[bytes], kind: str, *, max_ratio: float = 0, name: str = "") -> IO[bytes]:
+def open_decompressed(src: IO[bytes], compression: str, *, max_ratio: float = 0, name: str = "") -> IO[bytes]:
     """A buffered reader of the decompressed bytes of `src` (closing it closes `src`), bounded by
     `max_ratio` (0: no limit; see `DecompressingReader`)."""
-    return io.BufferedReader(DecompressingReader(src, kind, max_ratio=max_ratio, name=name), 1 << 20)  # type: ignore[return-value]
+    return io.BufferedReader(DecompressingReader(src, compression, max_ratio=max_ratio, name=name), 1 << 20)

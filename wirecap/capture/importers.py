@@ -23,12 +23,13 @@ import datetime as _dt
 import heapq
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 import orjson
 
+from wirecap.capture.records import RecordType
 from wirecap.errors import WirecapError
 
 KINDS = ("stdout", "claude-session", "codex-rollout", "ws-frames", "requests")
@@ -38,8 +39,6 @@ _SESSION_KINDS = ("claude-session", "codex-rollout")
 # A stdout line longer than this is imported as pieces with eol "" (as `wirecap.record.lines.MAX_LINE` cuts a
 # recorded pipe's), so a transcript without newlines costs that much memory at most.
 PIECE = 64 << 20
-_ROLLOUT_TYPES = frozenset(("session_meta", "turn_context", "response_item", "event_msg", "compacted",
-                            "world_state", "token_usage_record"))
 
 
 @dataclass
@@ -47,7 +46,7 @@ class ImportOp:
     """One record to write. `ch` is a token local to the import; `data` is a message's wire bytes."""
 
     ts: float | None
-    rtype: str
+    rtype: RecordType
     ch: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     data: bytes | None = None
@@ -75,7 +74,7 @@ class Source:
     def __post_init__(self) -> None:
         self.first_time = _UNKNOWN
 
-    def lines(self, cut: int = 0) -> Iterator[tuple[int, bytes, str]]:
+    def lines(self, cut: int = 0) -> Generator[tuple[int, bytes, str], None, None]:
         """(line number, line without its terminator, terminator) for every line; `\\n` splits only.
 
         With `cut`, a line longer than that comes as pieces of `cut` bytes with terminator "" (as the
@@ -217,23 +216,6 @@ def _rebuild(value: Any, length: int) -> bytes | None:
     return None
 
 
-# --- which session file a JSON line belongs to (for import kind detection) -----------------------
-
-def _session_kind(obj: dict[str, Any]) -> str | None:
-    """`claude-session` / `codex-rollout` when a JSON line is one of those files' lines (else None).
-
-    The same keys the dialects' sniffs look at (`wirecap.dialects.claude_session` / `codex_rollout`);
-    kept here too because the capture layer does not import the decoders."""
-    t = obj.get("type")
-    if isinstance(obj.get("sessionId"), str) and (isinstance(obj.get("timestamp"), str) or t == "last-prompt"):
-        return "claude-session"
-    if t in ("summary", "last-prompt") and isinstance(obj.get("leafUuid"), str):
-        return "claude-session"
-    if isinstance(t, str) and t in _ROLLOUT_TYPES and isinstance(obj.get("payload"), dict) and "timestamp" in obj:
-        return "codex-rollout"
-    return None
-
-
 def detect_kind(src: Source) -> str:
     """Which of KINDS a source is, from its name and first lines."""
     name = src.name
@@ -257,8 +239,10 @@ def detect_kind(src: Source) -> str:
         return "ws-frames"
     if dicts and all({"method", "path", "body_len"} <= set(o) for o in dicts):
         return "requests"
+    from wirecap.dialects import session_file_dialect  # (the dialects' own sniffs: one detector)
+
     for o in dicts:
-        kind = _session_kind(o)
+        kind = session_file_dialect(o)
         if kind is not None:
             return kind
     return "stdout"
@@ -378,51 +362,62 @@ def from_requests(src: Source) -> Iterator[ImportOp]:
             raise WirecapError(f"{src.name}:{lineno}: not an HTTP request log line (no method/path)")
         token = f"http:{rec.get('seq', lineno)}"
         ts = parse_timestamp(rec.get("ts"))
-        headers = rec.get("headers") if isinstance(rec.get("headers"), dict) else {}
-        headers = {str(k).lower(): str(v) for k, v in headers.items()}
+        logged = rec.get("headers")
+        headers = {str(k).lower(): str(v) for k, v in logged.items()} if isinstance(logged, dict) else {}
         host = headers.get("host", "127.0.0.1")
         method = str(rec["method"])
         yield ImportOp(ts, "open", token, {"kind": "http", "method": method,
                                            "url": f"http://{host}{rec['path']}", "headers": headers})
-        body_len = int(rec.get("body_len") or 0)
-        if body_len:
-            body = rec.get("body")
-            full = src.side(f"{stem}_full/req_{int(rec.get('seq', lineno)):03d}.json")
-            if full is not None:
-                yield ImportOp(ts, "msg", token, {"dir": "c2s"}, full)
-            else:
-                exact = body.encode("utf-8") if isinstance(body, str) and len(body) == body_len else None
-                if exact is None and not isinstance(body, str):
-                    exact = _rebuild(body, body_len)
-                if exact is not None:
-                    yield ImportOp(ts, "msg", token, {"dir": "c2s"}, exact)
-                else:
-                    data = body.encode("utf-8") if isinstance(body, str) else orjson.dumps(body)
-                    yield ImportOp(ts, "msg", token, {"dir": "c2s", "truncated": body_len,
-                                                      "note": "trimmed by the source log"}, data)
-        status = rec.get("status")
-        resp = rec.get("response")
-        if not isinstance(status, int):
-            yield ImportOp(ts, "close", token, {"status": None})
-            continue
-        streamed = isinstance(resp, dict) and resp.get("stream") is True
-        head: dict[str, Any] = {"status": status, "headers": {},
-                                "note": "imported from a wire log: response headers were not logged"}
-        if streamed:
-            head["sse"] = True
-            head["note"] = ("imported from a wire log that kept only a summary of this event stream: "
-                            "no events recorded")
-        yield ImportOp(ts, "response", token, head)
-        if resp is not None and method != "HEAD":
-            if streamed or _was_trimmed(resp):
-                what = "summary of the event stream" if streamed else "trimmed copy of the body"
-                yield ImportOp(ts, "msg", token, {"dir": "s2c", "flags": ["summary"],
-                                                  "note": f"the source log's {what}, not the wire bytes"},
-                               orjson.dumps(resp))
-            else:
-                # The lab's fakes answer with json.dumps(obj): that is the body they sent.
-                yield ImportOp(ts, "msg", token, {"dir": "s2c"}, json.dumps(resp).encode("utf-8"))
-        yield ImportOp(ts, "close", token, {"status": status})
+        body = _request_body(src, stem, rec, lineno)
+        if body is not None:
+            yield ImportOp(ts, "msg", token, body[0], body[1])
+        yield from _response_ops(rec, ts, token, method)
+
+
+def _request_body(src: Source, stem: str, rec: dict[str, Any], lineno: int) -> tuple[dict[str, Any], bytes] | None:
+    """(fields, data) of a logged request's body message: the full body from the side file, else the
+    log's copy when it is exact, else that copy marked `truncated`; None when it had no body."""
+    body_len = int(rec.get("body_len") or 0)
+    if not body_len:
+        return None
+    full = src.side(f"{stem}_full/req_{int(rec.get('seq', lineno)):03d}.json")
+    if full is not None:
+        return {"dir": "c2s"}, full
+    body = rec.get("body")
+    exact = body.encode("utf-8") if isinstance(body, str) and len(body) == body_len else None
+    if exact is None and not isinstance(body, str):
+        exact = _rebuild(body, body_len)
+    if exact is not None:
+        return {"dir": "c2s"}, exact
+    data = body.encode("utf-8") if isinstance(body, str) else orjson.dumps(body)
+    return {"dir": "c2s", "truncated": body_len, "note": "trimmed by the source log"}, data
+
+
+def _response_ops(rec: dict[str, Any], ts: float | None, token: str, method: str) -> Iterator[ImportOp]:
+    """The response head, the body the log kept (whole, or a summary said so) and the close."""
+    status = rec.get("status")
+    resp = rec.get("response")
+    if not isinstance(status, int):
+        yield ImportOp(ts, "close", token, {"status": None})
+        return
+    streamed = isinstance(resp, dict) and resp.get("stream") is True
+    head: dict[str, Any] = {"status": status, "headers": {},
+                            "note": "imported from a wire log: response headers were not logged"}
+    if streamed:
+        head["sse"] = True
+        head["note"] = ("imported from a wire log that kept only a summary of this event stream: "
+                        "no events recorded")
+    yield ImportOp(ts, "response", token, head)
+    if resp is not None and method != "HEAD":
+        if streamed or _was_trimmed(resp):
+            what = "summary of the event stream" if streamed else "trimmed copy of the body"
+            yield ImportOp(ts, "msg", token, {"dir": "s2c", "flags": ["summary"],
+                                              "note": f"the source log's {what}, not the wire bytes"},
+                           orjson.dumps(resp))
+        else:
+            # The lab's fakes answer with json.dumps(obj): that is the body they sent.
+            yield ImportOp(ts, "msg", token, {"dir": "s2c"}, json.dumps(resp).encode("utf-8"))
+    yield ImportOp(ts, "close", token, {"status": status})
 
 
 def convert_stream(src: Source, kind: str | None = None, *,

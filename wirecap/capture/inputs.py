@@ -31,7 +31,7 @@ import stat
 import sys
 import time
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, cast
 
 from wirecap.errors import WirecapError
 
@@ -44,8 +44,9 @@ _BUFFER = 1 << 20
 _SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 # What a line longer than the limit is replaced with, after the rest of it was read and dropped. A unique
-# object (compare with `is`); it is not JSON, so readers meet it in their slow branch only.
-OVERLONG = bytearray(b"\x00")
+# object (compare with `is`); it is not JSON, so readers meet it in their slow branch only. Typed as the
+# `bytes` of the lines it stands among: a bytearray at run time, so that no line read is ever it.
+OVERLONG: bytes = cast(bytes, bytearray(b"\x00"))
 
 
 def _env_number(name: str, default: float, *, sizes: bool = True) -> float:
@@ -100,7 +101,7 @@ class InputFile(io.FileIO):
         super().__init__(fd, "rb", closefd=closefd)
         self._prefix = prefix
 
-    def readinto(self, b) -> int | None:  # type: ignore[no-untyped-def, override]
+    def readinto(self, b) -> int | None:
         if self._prefix:
             n = min(len(b), len(self._prefix))
             b[:n] = self._prefix[:n]

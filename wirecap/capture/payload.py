@@ -43,12 +43,18 @@ def encode_payload(data: bytes | str) -> dict[str, Any]:
     return {"text": data}
 
 
-def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
-    """`encode_payload(data)` as the bytes it takes inside a record (`,"json":...`), and the size of `data`.
+JSON_KEY = b',"json":'
+TEXT_KEY = b',"text":'
+
+
+def serialized_payload(data: bytes | str) -> tuple[bytes, bytes, int] | None:
+    """`encode_payload(data)` as the bytes it takes inside a record: `(key, value, size)`, where `key +
+    value` are the bytes `orjson.dumps` gives for those fields (`key` is `,"json":` or `,"text":`) and
+    `size` is the size of `data`; None for a binary payload (b64), which goes the dict way.
 
     For the writer's hot path: canonical JSON is spliced in as the original bytes (parsed once to
-    prove it is canonical, never serialized again). Gives exactly the bytes `orjson.dumps` would give
-    for those fields; None for a binary payload (b64), which goes the dict way.
+    prove it is canonical, never serialized again), and the key comes apart so that the writer can keep
+    it in a cached record head.
     """
     if isinstance(data, str):
         try:
@@ -67,9 +73,9 @@ def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
             pass  # not JSON (or not re-encodable): text
         else:
             if canonical == raw:
-                return b',"json":' + raw, len(raw)
+                return JSON_KEY, raw, len(raw)
             try:
-                return b',"json":' + canonical + b',"raw":' + orjson.dumps(text or raw.decode("utf-8")), len(raw)
+                return JSON_KEY, canonical + b',"raw":' + orjson.dumps(text or raw.decode("utf-8")), len(raw)
             except UnicodeDecodeError:
                 return None
     if text is None:
@@ -77,7 +83,7 @@ def serialized_payload(data: bytes | str) -> tuple[bytes, int] | None:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    return b',"text":' + orjson.dumps(text), len(raw)
+    return TEXT_KEY, orjson.dumps(text), len(raw)
 
 
 def line_bytes(record: dict[str, Any]) -> bytes:

@@ -13,7 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TypedDict, cast
 
 import orjson
 
@@ -25,6 +25,7 @@ from wirecap.capture.inputs import (
     open_input,
     overlong_message,
 )
+from wirecap.capture.records import EndRecord
 from wirecap.errors import CaptureFormatError, WirecapError
 
 SUPPORTED_VERSION = 1
@@ -54,14 +55,14 @@ def open_binary(path: str) -> IO[bytes]:
 
 def _decoded(path: str, raw: IO[bytes]) -> IO[bytes]:
     """What `raw` holds, gzip or zstd undone."""
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(io.RawIOBase, raw))
     magic = buffered.peek(4)[:4]
     if magic.startswith(_GZIP_MAGIC) or magic == _ZSTD_MAGIC:
         # Torn-tolerant: every decodable line first, then `TornStream` (an OSError) if the stream was cut.
         from wirecap.capture.compressed import open_decompressed
 
-        kind = "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd"
-        return open_decompressed(buffered, kind, max_ratio=max_ratio(), name=path)
+        compression = "gzip" if magic.startswith(_GZIP_MAGIC) else "zstd"
+        return open_decompressed(buffered, compression, max_ratio=max_ratio(), name=path)
     return buffered
 
 
@@ -102,7 +103,7 @@ class CaptureReader:
         self.problems: list[str] = []
         self.unlisted = 0  # problems beyond MAX_PROBLEMS
         self.skipped = 0
-        self.end: dict[str, Any] | None = None
+        self.end: EndRecord | None = None
         self.interrupted: str | None = None
         self.last_seq = 0
         self.records = 0
@@ -193,20 +194,20 @@ class CaptureReader:
     def _records(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
         # The hot loop of every command: one orjson.loads and a few checks per line. Counters live in
         # locals and reach `self` when the loop ends (or is abandoned); the well-formed record takes
-        # the shortest path, defects are sorted out in the slow branches.
+        # the shortest path, defects are sorted out by the helpers below it.
         from wirecap.capture.payload import json_problem
-        from wirecap.capture.schema import shape_problem as shape
+        from wirecap.capture.schema import shape_checks, shape_problem
 
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
+        shape_of, any_shape = shape_checks()
         expected = 1
         lineno = 1
         last_t = 0.0
         passed = 0  # lines that were not records (the record count is the rest)
-        end: dict[str, Any] | None = None
+        end: EndRecord | None = None
         pending_problem: str | None = None
-        line = b"\n"
-        max_len = self._max_line
+        line: bytes = b"\n"
         try:
             for line in lines:
                 lineno += 1
@@ -219,23 +220,11 @@ class CaptureReader:
                     seq = rec["seq"]
                 except decode_error as e:
                     passed += 1
-                    if line is OVERLONG or (len(line) > max_len and line[-1:] != b"\n"):
-                        if line is not OVERLONG:
-                            drain_line(self._f)
-                        line = b"\n"  # (read to its end: not a torn tail)
-                        pending_problem = overlong_message(max_len)
-                    elif not line.strip():
-                        pending_problem = "empty line"
-                    else:
-                        pending_problem = f"invalid JSON ({str(e).split(':')[0]})"
+                    line, pending_problem = self._not_json(line, e)
                     continue
                 except (TypeError, KeyError, IndexError):
                     passed += 1
-                    pending_problem = "not a record (no integer seq)"
-                    if len(line) > max_len and line[-1:] != b"\n":  # (a JSON prefix of an over-long line)
-                        drain_line(self._f)
-                        line = b"\n"
-                        pending_problem = overlong_message(max_len)
+                    line, pending_problem = self._not_a_record(line)
                     continue
                 if seq != expected or seq.__class__ is not int:
                     if seq.__class__ is not int:
@@ -244,23 +233,17 @@ class CaptureReader:
                         continue
                     self._problem(lineno, f"seq {seq} where {expected} was expected")
                 expected = seq + 1
-                bad = shape(rec) or json_problem(rec, line)
-                if bad is not None:  # a field of the wrong type: no consumer has to cope with it
+                rtype = rec.get("type")
+                if ((shape_of(rtype) if rtype.__class__ is str else None) or any_shape)(rec) is not None or (
+                        json_problem(rec, line) is not None):  # a field of the wrong type: no consumer meets it
                     passed += 1
-                    self.skipped += 1
-                    kind = rec.get("type")
-                    self._problem(lineno, f"seq {seq}: {kind if kind.__class__ is str else 'a'} record skipped: {bad}")
+                    self._skip(lineno, seq, rec, shape_problem(rec) or json_problem(rec, line) or "")
                     continue
                 t = rec.get("t")
-                if t.__class__ is float and t >= last_t:
-                    last_t = t
-                elif isinstance(t, (int, float)) and not isinstance(t, bool):
-                    if t < last_t:
-                        self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
-                    last_t = t
+                last_t = t if t.__class__ is float and t >= last_t else self._odd_time(lineno, seq, t, last_t)
                 if end is not None:
                     end = self.end = None  # appended after an earlier clean stop
-                if rec.get("type") == "end":
+                if rtype == "end":
                     end = self.end = rec  # (at once: --follow stops on it)
                 self.line = line
                 self.last_seq = seq
@@ -272,7 +255,47 @@ class CaptureReader:
         finally:
             self.records += lineno - 1 - passed
             self.end = end
-        # Only the last line can lack its newline (a torn tail); it was read like any other.
+        self._finish(lineno, line, pending_problem)
+
+    # --- the reader's defects (off the hot path) ----------------------------------------------------
+    def _overlong(self, line: bytes) -> bool:
+        """`line` is the start of a line longer than the limit (its rest is still in the file)."""
+        return len(line) > self._max_line and line[-1:] != b"\n"
+
+    def _not_json(self, line: bytes, e: Exception) -> tuple[bytes, str]:
+        """(the line as it counts for the torn-tail check, the problem) for a line that is no JSON."""
+        if line is OVERLONG or self._overlong(line):
+            if line is not OVERLONG:
+                drain_line(self._f)
+            return b"\n", overlong_message(self._max_line)  # (read to its end: not a torn tail)
+        if not line.strip():
+            return line, "empty line"
+        return line, f"invalid JSON ({str(e).split(':')[0]})"
+
+    def _not_a_record(self, line: bytes) -> tuple[bytes, str]:
+        """As `_not_json`, for JSON that is no record (no integer seq)."""
+        if self._overlong(line):  # (a JSON prefix of an over-long line)
+            drain_line(self._f)
+            return b"\n", overlong_message(self._max_line)
+        return line, "not a record (no integer seq)"
+
+    def _skip(self, lineno: int, seq: int, rec: dict[str, Any], bad: str) -> None:
+        """A record whose fields have the wrong types: skipped, and said."""
+        self.skipped += 1
+        rtype = rec.get("type")
+        self._problem(lineno, f"seq {seq}: {rtype if rtype.__class__ is str else 'a'} record skipped: {bad}")
+
+    def _odd_time(self, lineno: int, seq: int, t: Any, last_t: float) -> float:
+        """The latest time after a record whose `t` is no float at or after `last_t`: an int counts, a
+        backwards time is said (and counts), anything else is ignored."""
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            if t < last_t:
+                self._problem(lineno, f"seq {seq}: time goes backwards ({t} < {last_t})")
+            return t
+        return last_t
+
+    def _finish(self, lineno: int, line: bytes, pending_problem: str | None) -> None:
+        """After the last line: only it can lack its newline (a torn tail); it was read like any other."""
         if pending_problem is not None:
             self.interrupted = f"torn last line {lineno}: {pending_problem}"
             self.skipped += 1
@@ -304,7 +327,16 @@ def read_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 _CH_RE = re.compile(r"^(?P<prefix>[a-z]+)(?:-(?P<n>\d+))?$")
 
 
-def scan_tail(path: str) -> dict[str, Any]:
+class TailInfo(TypedDict):
+    """What appending to a capture continues from (`scan_tail`)."""
+
+    header: dict[str, Any]
+    last_seq: int
+    last_t: float
+    channels: dict[str, int]  # the highest number of each channel prefix (`ws` of `ws-3`: 3)
+
+
+def scan_tail(path: str) -> TailInfo:
     """For appending: cut a torn tail and return the header, the last seq and t, channel counters."""
     header: dict[str, Any] | None = None
     last_seq = 0

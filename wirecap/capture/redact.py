@@ -197,14 +197,22 @@ _QUICK = ("sk-", "cb-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "
           "xox", "phc_", "k_live_", "k_test_", "eyJ", "Bearer ")
 
 
+def _has_quick(s: str) -> bool:
+    """`s` holds one of the literals every shape contains (`_QUICK`): else no shape can be in it."""
+    for lit in _QUICK:  # noqa: SIM110 - any(<genexpr>) costs more
+        if lit in s:
+            return True
+    return False
+
+
 def _scan(s: str, binary: bool = False) -> list[tuple[int, int, str]]:
     """Spans (start, end, kind) of the secret shapes in `s`, in order, not overlapping. Linear time."""
+    return _scan_candidates(s, binary) if _has_quick(s) else []
+
+
+def _scan_candidates(s: str, binary: bool) -> list[tuple[int, int, str]]:
+    """`_scan` of a string known to hold one of the `_QUICK` literals."""
     out: list[tuple[int, int, str]] = []
-    for lit in _QUICK:  # noqa: SIM110
-        if lit in s:
-            break
-    else:
-        return out
     search = (_CAND_BIN if binary else _CAND_TEXT).search
     n = len(s)
     pos = 0
@@ -215,33 +223,43 @@ def _scan(s: str, binary: bool = False) -> list[tuple[int, int, str]]:
         start, end = m.span()
         tok = m.group("tok")
         if tok is None:  # "Bearer " and what follows
-            r = _BEARER_RUN.match(s, end)
-            rend = r.end()  # type: ignore[union-attr]
-            val = s[end:rend]
-            if (BEARER_TOKEN.fullmatch(val) and _DIGIT.search(val) and _LETTER.search(val)
-                    and not ("/" in val and "." in val)  # a path (src/a2.ts), not a token
-                    and (binary or rend >= n or not _TOKEN_CHAR.match(s, rend))):
-                sub = _scan(val, binary)  # a known shape inside keeps its own kind
-                kind = sub[0][2] if len(sub) == 1 and sub[0][:2] == (0, len(val)) else "bearer"
-                out.append((end, rend, kind))
-                pos = rend
-            else:
-                pos = end  # scan the run itself: it may hold a shape
-            continue
-        if not binary and end < n and _TOKEN_CHAR.match(s, end):  # followed by a Unicode letter
+            pos = _scan_bearer(s, end, binary, out)
+        elif not binary and end < n and _TOKEN_CHAR.match(s, end):  # followed by a Unicode letter
             pos = end
-            continue
-        if tok.startswith("eyJ"):
-            t = _JWT_TAIL.match(s, end) if end - start >= 13 else None
-            if (t is not None and JWT_SEGMENT.fullmatch(tok) and JWT_SEGMENT.fullmatch(t.group(1))
-                    and (binary or t.end() >= n or not _TOKEN_CHAR.match(s, t.end()))):
-                out.append((start, t.end(), "jwt"))
-                pos = t.end()
-                continue
-        hit = _classify(tok, binary)
-        if hit is not None:
-            out.append((start, start + hit[1], hit[0]))
-        pos = end
+        else:
+            pos = _scan_token(s, start, end, tok, binary, out)
+
+
+def _scan_bearer(s: str, end: int, binary: bool, out: list[tuple[int, int, str]]) -> int:
+    """After `Bearer ` at `end`: the token there, if it is one (`BEARER_TOKEN`, a digit and a letter,
+    not a path, whole), goes to `out` with its own kind when it is a known shape; returns where the scan
+    goes on (the run itself is scanned when it is no bearer token: it may hold a shape)."""
+    r = _BEARER_RUN.match(s, end)
+    rend = r.end() if r is not None else end
+    val = s[end:rend]
+    if not (BEARER_TOKEN.fullmatch(val) and _DIGIT.search(val) and _LETTER.search(val)
+            and not ("/" in val and "." in val)  # a path (src/a2.ts), not a token
+            and (binary or rend >= len(s) or not _TOKEN_CHAR.match(s, rend))):
+        return end
+    sub = _scan(val, binary)  # a known shape inside keeps its own kind
+    kind = sub[0][2] if len(sub) == 1 and sub[0][:2] == (0, len(val)) else "bearer"
+    out.append((end, rend, kind))
+    return rend
+
+
+def _scan_token(s: str, start: int, end: int, tok: str, binary: bool, out: list[tuple[int, int, str]]) -> int:
+    """A candidate token `s[start:end]`: a JWT (with the two segments after it) or a shape goes to
+    `out`; returns where the scan goes on."""
+    if tok.startswith("eyJ"):
+        t = _JWT_TAIL.match(s, end) if end - start >= 13 else None
+        if (t is not None and JWT_SEGMENT.fullmatch(tok) and JWT_SEGMENT.fullmatch(t.group(1))
+                and (binary or t.end() >= len(s) or not _TOKEN_CHAR.match(s, t.end()))):
+            out.append((start, t.end(), "jwt"))
+            return t.end()
+    hit = _classify(tok, binary)
+    if hit is not None:
+        out.append((start, start + hit[1], hit[0]))
+    return end
 
 
 # --- JSON-unescaped views -------------------------------------------------------------------------
@@ -292,6 +310,11 @@ class _View:
 def _unescape(m: re.Match[str]) -> str:
     e = m.group()
     return chr(int(e[2:], 16)) if e[1] == "u" else _ESC_CHAR[e[1]]
+
+
+def _in_source(view: _View | None, a: int, b: int) -> tuple[int, int]:
+    """The span of the original string that span [a, b) of `view` (None: the original) stands for."""
+    return view.span(a, b) if view is not None else (a, b)
 
 
 # An escape that spells a printable ASCII character: the only kind that can spell part of a token.
@@ -507,35 +530,12 @@ class Redactor:
         view: _View | None = None
         text = s
         for level in range(levels + 1):
-            quick = False
-            for lit in _QUICK:  # noqa: SIM110
-                if lit in text:
-                    quick = True
-                    break
-            if quick:
-                for a, b, kind in _scan(text, binary):
-                    secret = text[a:b]
-                    ra, rb = view.span(a, b) if view is not None else (a, b)
-                    found.append((ra, rb, kind, secret))
-                    if secret not in self._seen:
-                        self.learn(secret, kind)
-            tails = learned.forms and any(t in text for t in learned.tails)
-            if tails:
-                for lit, kind, secret in learned.forms:
-                    i = text.find(lit)
-                    while i >= 0:
-                        j = i + len(lit)
-                        if _is_whole(text, i, j, binary):
-                            ra, rb = view.span(i, j) if view is not None else (i, j)
-                            found.append((ra, rb, kind, secret))
-                            i = text.find(lit, j)
-                        else:
-                            i = text.find(lit, i + 1)
+            quick = _has_quick(text) and self._shape_spans(text, view, binary, found)
+            tails = bool(learned.forms) and self._learned_spans(text, view, learned, binary, found)
             for rx in self._extra:
                 for m in rx.finditer(text):
                     if m.end() > m.start():
-                        ra, rb = view.span(*m.span()) if view is not None else m.span()
-                        found.append((ra, rb, "custom", m.group()))
+                        found.append((*_in_source(view, *m.span()), "custom", m.group()))
             # A view can only tell more where an escape hides a boundary next to a prefix, or spells
             # ASCII; one that decodes nothing ends the search.
             if (level == levels or "\\" not in text
@@ -548,6 +548,37 @@ class Redactor:
         if self._learned is not learned and not again:
             return self._spans(s, binary, levels, again=True)
         return found
+
+    def _shape_spans(self, text: str, view: _View | None, binary: bool,
+                     found: list[tuple[int, int, str, str]]) -> bool:
+        """The secret shapes in `text` (a view of the original) to `found`, learned; True (the text
+        holds a shape's literal, so a further view may tell more)."""
+        for a, b, kind in _scan_candidates(text, binary):
+            secret = text[a:b]
+            ra, rb = view.span(a, b) if view is not None else (a, b)  # (`_in_source`, inlined)
+            found.append((ra, rb, kind, secret))
+            if secret not in self._seen:
+                self.learn(secret, kind)
+        return True
+
+    @staticmethod
+    def _learned_spans(text: str, view: _View | None, learned: _Learned, binary: bool,
+                       found: list[tuple[int, int, str, str]]) -> bool:
+        """Whole-token occurrences of the `learned` secrets' forms (there are some) in `text` to `found`;
+        True when `text` holds one of their tails (whether or not an occurrence was whole)."""
+        if not any(t in text for t in learned.tails):
+            return False
+        for lit, kind, secret in learned.forms:
+            i = text.find(lit)
+            while i >= 0:
+                j = i + len(lit)
+                if _is_whole(text, i, j, binary):
+                    ra, rb = view.span(i, j) if view is not None else (i, j)  # (`_in_source`, inlined)
+                    found.append((ra, rb, kind, secret))
+                    i = text.find(lit, j)
+                else:
+                    i = text.find(lit, i + 1)
+        return True
 
     def _apply(self, s: str, found: list[tuple[int, int, str, str]]) -> str:
         """`s` with the spans replaced (overlaps: the earliest, then the longest, wins)."""
@@ -574,28 +605,26 @@ class Redactor:
             return s
         return self._apply(s, self._spans(s))
 
-    def _wholesale(self, kind: str, value: str) -> str:
-        """The whole value is a secret (its name says so): one placeholder, and learned."""
-        if not value or PLACEHOLDER_RE.fullmatch(value):
+    def _wholesale(self, kind: str, value: Any, *, learn: bool = True) -> Any:
+        """The whole value is a secret (its name says so): one placeholder, and learned (a string,
+        unless `learn` is False). A value that hides nothing (`_wholesale_secret`) is kept as it is."""
+        secret = _wholesale_secret(value)
+        if secret is None:
             return value
         self.hits += 1
-        self.learn(value, kind)
-        return placeholder(kind, value)
+        if learn and isinstance(value, str):
+            self.learn(value, kind)
+        return placeholder(kind, secret)
 
     # --- JSON values --------------------------------------------------------------------------------
     def value(self, v: Any, key: str | None = None) -> Any:
         """Redact a JSON value: secret keys wholesale, secret shapes inside every string."""
         if not self.enabled:
             return v
-        if key is not None and self.is_secret_key(key) and v not in (None, "", True, False):
-            if isinstance(v, (dict, list)):
+        if key is not None and self.is_secret_key(key):
+            if isinstance(v, (dict, list)):  # a structure: its secrets are found inside it
                 return self.value(v)
-            if isinstance(v, str) and PLACEHOLDER_RE.fullmatch(v):
-                return v
-            self.hits += 1
-            if isinstance(v, str):
-                self.learn(v, _norm_key(key))
-            return placeholder(_norm_key(key), v if isinstance(v, str) else repr(v))
+            return self._wholesale(_norm_key(key), v)
         if isinstance(v, str):
             if key == "url":
                 return self.url(v)
@@ -620,12 +649,8 @@ class Redactor:
                 if scheme.lower() == "basic":
                     self._learn_basic(rest)
                 return f"{scheme} {self._wholesale(scheme.lower(), rest)}"
-            if not value or PLACEHOLDER_RE.fullmatch(value):
-                return value
-            self.hits += 1
-            if name.lower() not in ("cookie", "set-cookie"):
-                self.learn(value, name.lower())
-            return placeholder(name.lower(), value)
+            # (a cookie header holds many values: the whole is no token to look for elsewhere)
+            return self._wholesale(name.lower(), value, learn=name.lower() not in ("cookie", "set-cookie"))
         return self.text(value)
 
     def _learn_basic(self, token: str) -> None:
@@ -788,9 +813,9 @@ class Redactor:
                 val = orjson.loads(v.group())
             except orjson.JSONDecodeError:
                 continue
-            if val in (None, "", True, False) or (isinstance(val, str) and PLACEHOLDER_RE.fullmatch(val)):
+            secret = _wholesale_secret(val)
+            if secret is None:
                 continue
-            secret = val if isinstance(val, str) else repr(val)
             if isinstance(val, str):
                 self.learn(val, _norm_key(key))
             found.append((v.start(), v.end(), "\x00" + _norm_key(key), secret))
@@ -813,6 +838,16 @@ class Redactor:
             last = b
         out.append(raw[last:])
         return "".join(out)
+
+
+def _wholesale_secret(value: Any) -> str | None:
+    """What a value under a secret name is, as a secret: the string itself, or the repr of a number;
+    None when it hides nothing: null, "", a boolean (and the numbers equal to one: 0, 1), a placeholder."""
+    if value in (None, "", True, False):
+        return None
+    if isinstance(value, str):
+        return None if PLACEHOLDER_RE.fullmatch(value) else value
+    return repr(value)
 
 
 _HEADER_FIELDS = ("headers", "response_headers")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,96 +104,80 @@ class _Validator:
         unknown = set(schema) - _KNOWN
         if unknown:
             raise ValueError(f"schema: unsupported keyword(s) {sorted(unknown)}")
-        steps: list[Any] = []  # each: (value, path, out) -> None, appending violations to out
-        if "$ref" in schema:
-            ref = self.compiled(self.resolve(schema["$ref"]))
-            steps.append(lambda v, p, out: out.extend(ref(v, p)))
+        # each step: (value, path, out) -> None, appending violations to out; in keyword order
+        steps: list[Any] = [step for build in _STEP_BUILDERS for step in build(self, schema)]
         types = None
         if "type" in schema:
             types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if "const" in schema:
-            const = schema["const"]
-            steps.append(lambda v, p, out: None if _eq(v, const) else out.append(
-                f"{p}: must be {_show(const)}, got {_show(v)}"))
-        if "enum" in schema:
-            enum = schema["enum"]
-            steps.append(lambda v, p, out: None if any(_eq(v, e) for e in enum) else out.append(
-                f"{p}: must be one of {', '.join(_show(e) for e in enum)}; got {_show(v)}"))
-        if "minLength" in schema:
-            n = schema["minLength"]
-            steps.append(lambda v, p, out: out.append(f"{p}: shorter than {n}")
-                         if isinstance(v, str) and len(v) < n else None)
-        if "pattern" in schema:
-            rx, pattern = _regex(schema["pattern"]), schema["pattern"]
-            steps.append(lambda v, p, out: out.append(f"{p}: does not match {pattern}")
-                         if isinstance(v, str) and not rx.search(v) else None)
-        if "minimum" in schema:
-            low = schema["minimum"]
-            steps.append(lambda v, p, out: out.append(f"{p}: {v} is below the minimum {low}")
-                         if _type_ok(v, "number") and v < low else None)
-        if "items" in schema:
-            item = self.compiled(schema["items"])
+        if types is None:
+            return _checker(steps) if steps else lambda value, path: []
+        return _typed_checker(types, steps, "$ref" in schema)
 
-            def items(v: Any, p: str, out: list[str]) -> None:
-                if isinstance(v, list):
-                    for i, x in enumerate(v):
-                        out.extend(item(x, f"{p}[{i}]"))
-            steps.append(items)
-        if any(k in schema for k in ("required", "properties", "additionalProperties", "dependentRequired")):
-            obj = self._compile_object(schema)
-            steps.append(lambda v, p, out: obj(v, p, out) if isinstance(v, dict) else None)
-        for sub in schema.get("allOf", ()):
-            f = self.compiled(sub)
-            steps.append(lambda v, p, out, f=f: out.extend(f(v, p)))
-        if "anyOf" in schema:
-            fs = [self.compiled(x) for x in schema["anyOf"]]
-            steps.append(lambda v, p, out: None if any(not f(v, p) for f in fs) else out.append(
-                f"{p}: matches none of the allowed forms"))
-        if "oneOf" in schema:
-            one = [self.compiled(x) for x in schema["oneOf"]]
-            forms = _forms(schema["oneOf"])
+    # --- one builder per keyword (or group of keywords): the steps it adds ---------------------------
+    def _ref_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if "$ref" not in schema:
+            return []
+        ref = self.compiled(self.resolve(schema["$ref"]))
+        return [lambda v, p, out: out.extend(ref(v, p))]
 
-            def one_of(v: Any, p: str, out: list[str]) -> None:
-                n = sum(1 for f in one if not f(v, p))
-                if n != 1:
-                    out.append(f"{p}: must match exactly one of {forms}, matches {n}")
-            steps.append(one_of)
-        if "not" in schema:
-            neg, shown = self.compiled(schema["not"]), _forms([schema["not"]])
-            steps.append(lambda v, p, out: out.append(f"{p}: must not match {shown}") if not neg(v, p) else None)
-        if "if" in schema:
-            cond = self.compiled(schema["if"])
-            then = self.compiled(schema["then"]) if "then" in schema else None
-            other = self.compiled(schema["else"]) if "else" in schema else None
+    def _items_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if "items" not in schema:
+            return []
+        item = self.compiled(schema["items"])
 
-            def if_(v: Any, p: str, out: list[str]) -> None:
-                branch = then if not cond(v, p) else other
-                if branch is not None:
-                    out.extend(branch(v, p))
-            steps.append(if_)
+        def items(v: Any, p: str, out: list[str]) -> None:
+            if isinstance(v, list):
+                for i, x in enumerate(v):
+                    out.extend(item(x, f"{p}[{i}]"))
+        return [items]
 
-        classes = frozenset(c for t in types for c in _CLASSES[t]) if types is not None else frozenset()
-        if not steps:  # a type alone (most leaves)
-            if types is None:
-                return lambda value, path: []
+    def _object_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if not any(k in schema for k in ("required", "properties", "additionalProperties", "dependentRequired")):
+            return []
+        obj = self._compile_object(schema)
+        return [lambda v, p, out: obj(v, p, out) if isinstance(v, dict) else None]
 
-            def leaf(value: Any, path: str) -> list[str]:
-                if value.__class__ in classes or any(_type_ok(value, t) for t in types):  # type: ignore[union-attr]
-                    return []
-                return [f"{path}: expected {' or '.join(types)}, got {_show(value)}"]  # type: ignore[arg-type]
-            return leaf
+    def _all_of_steps(self, schema: dict[str, Any]) -> list[Any]:
+        fs = [self.compiled(sub) for sub in schema.get("allOf", ())]
+        return [lambda v, p, out, f=f: out.extend(f(v, p)) for f in fs]
 
-        def check(value: Any, path: str) -> list[str]:
-            out: list[str] = []
-            if types is not None and value.__class__ not in classes and not any(_type_ok(value, t) for t in types):
-                out = []
-                for step in steps[:1] if "$ref" in schema else ():
-                    step(value, path, out)
-                return out + [f"{path}: expected {' or '.join(types)}, got {_show(value)}"]
-            for step in steps:
-                step(value, path, out)
-            return out
-        return check
+    def _any_of_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if "anyOf" not in schema:
+            return []
+        fs = [self.compiled(x) for x in schema["anyOf"]]
+        return [lambda v, p, out: None if any(not f(v, p) for f in fs) else out.append(
+            f"{p}: matches none of the allowed forms")]
+
+    def _one_of_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if "oneOf" not in schema:
+            return []
+        one = [self.compiled(x) for x in schema["oneOf"]]
+        forms = _forms(schema["oneOf"])
+
+        def one_of(v: Any, p: str, out: list[str]) -> None:
+            n = sum(1 for f in one if not f(v, p))
+            if n != 1:
+                out.append(f"{p}: must match exactly one of {forms}, matches {n}")
+        return [one_of]
+
+    def _not_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if "not" not in schema:
+            return []
+        neg, shown = self.compiled(schema["not"]), _forms([schema["not"]])
+        return [lambda v, p, out: out.append(f"{p}: must not match {shown}") if not neg(v, p) else None]
+
+    def _if_steps(self, schema: dict[str, Any]) -> list[Any]:
+        if "if" not in schema:
+            return []
+        cond = self.compiled(schema["if"])
+        then = self.compiled(schema["then"]) if "then" in schema else None
+        other = self.compiled(schema["else"]) if "else" in schema else None
+
+        def if_(v: Any, p: str, out: list[str]) -> None:
+            branch = then if not cond(v, p) else other
+            if branch is not None:
+                out.extend(branch(v, p))
+        return [if_]
 
     def _compile_object(self, schema: dict[str, Any]) -> Any:
         required = tuple(schema.get("required", ()))
@@ -222,6 +207,88 @@ class _Validator:
                         if n not in value:
                             out.append(f"{path}: field {k!r} needs field {n!r}")
         return obj
+
+
+def _const_steps(_validator: _Validator, schema: dict[str, Any]) -> list[Any]:
+    if "const" not in schema:
+        return []
+    const = schema["const"]
+    return [lambda v, p, out: None if _eq(v, const) else out.append(f"{p}: must be {_show(const)}, got {_show(v)}")]
+
+
+def _enum_steps(_validator: _Validator, schema: dict[str, Any]) -> list[Any]:
+    if "enum" not in schema:
+        return []
+    enum = schema["enum"]
+    return [lambda v, p, out: None if any(_eq(v, e) for e in enum) else out.append(
+        f"{p}: must be one of {', '.join(_show(e) for e in enum)}; got {_show(v)}")]
+
+
+def _min_length_steps(_validator: _Validator, schema: dict[str, Any]) -> list[Any]:
+    if "minLength" not in schema:
+        return []
+    n = schema["minLength"]
+    return [lambda v, p, out: out.append(f"{p}: shorter than {n}") if isinstance(v, str) and len(v) < n else None]
+
+
+def _pattern_steps(_validator: _Validator, schema: dict[str, Any]) -> list[Any]:
+    if "pattern" not in schema:
+        return []
+    rx, pattern = _regex(schema["pattern"]), schema["pattern"]
+    return [lambda v, p, out: out.append(f"{p}: does not match {pattern}")
+            if isinstance(v, str) and not rx.search(v) else None]
+
+
+def _minimum_steps(_validator: _Validator, schema: dict[str, Any]) -> list[Any]:
+    if "minimum" not in schema:
+        return []
+    low = schema["minimum"]
+    return [lambda v, p, out: out.append(f"{p}: {v} is below the minimum {low}")
+            if _type_ok(v, "number") and v < low else None]
+
+
+# The keyword step builders, in the order their violations are listed.
+_STEP_BUILDERS: tuple[Any, ...] = (
+    _Validator._ref_steps, _const_steps, _enum_steps, _min_length_steps, _pattern_steps, _minimum_steps,
+    _Validator._items_steps, _Validator._object_steps, _Validator._all_of_steps, _Validator._any_of_steps,
+    _Validator._one_of_steps, _Validator._not_steps, _Validator._if_steps,
+)
+
+
+def _checker(steps: list[Any]) -> Any:
+    """A compiled schema without a type: every step, in order."""
+    def check(value: Any, path: str) -> list[str]:
+        out: list[str] = []
+        for step in steps:
+            step(value, path, out)
+        return out
+    return check
+
+
+def _typed_checker(types: list[str], steps: list[Any], has_ref: bool) -> Any:
+    """A compiled schema with a `type`: a value of another type gets that one violation (after its
+    `$ref`'s, if any); a value of the type runs every step."""
+    classes = frozenset(c for t in types for c in _CLASSES[t])
+    wanted = " or ".join(types)
+
+    if not steps:  # a type alone (most leaves)
+        def leaf(value: Any, path: str) -> list[str]:
+            if value.__class__ in classes or any(_type_ok(value, t) for t in types):
+                return []
+            return [f"{path}: expected {wanted}, got {_show(value)}"]
+        return leaf
+    ref_steps = steps[:1] if has_ref else []
+
+    def check(value: Any, path: str) -> list[str]:
+        out: list[str] = []
+        if value.__class__ not in classes and not any(_type_ok(value, t) for t in types):
+            for step in ref_steps:
+                step(value, path, out)
+            return out + [f"{path}: expected {wanted}, got {_show(value)}"]
+        for step in steps:
+            step(value, path, out)
+        return out
+    return check
 
 
 def _show(value: Any) -> str:
@@ -583,6 +650,14 @@ _SHAPES: dict[str, _Check] = {}
 def _load_shapes() -> dict[str, _Check]:
     _SHAPES.update(_shape_checks())
     return _SHAPES
+
+
+def shape_checks() -> tuple[Callable[[Any], _Check | None], _Check]:
+    """For the reader's hot loop: (`get`, `default`), where `(get(type) or default)(record)` is None
+    exactly when `shape_problem(record)` is (for a record whose `type` is a string; any other `type`
+    takes `default`). One call per record instead of two; `shape_problem` says what is wrong."""
+    shapes = _SHAPES or _load_shapes()
+    return shapes.get, shapes["*"]
 
 
 def shape_problem(record: dict[str, Any]) -> str | None:

@@ -14,14 +14,15 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from wirecap import __version__
-from wirecap.capture.payload import encode_payload, serialized_payload
+from wirecap.capture.payload import JSON_KEY, encode_payload, serialized_payload
+from wirecap.capture.records import Direction, Headers, RecordType, Transport
 from wirecap.capture.redact import Redactor, may_hold_secret, needs_redaction, redact_record
 from wirecap.errors import WirecapError
 from wirecap.fsmode import open_private, private_dir
@@ -31,12 +32,44 @@ SYNC_INTERVAL = 1.0
 # Lines proved canonical together (`msg_payloads`): small enough that their parsed values never make
 # the garbage collector run (its threshold is 700 live new containers), large enough to amortize.
 _BATCH = 128
-# Keys a msg record sets itself (or that always need redaction): extra fields named so take the dict path.
 # `batch_delay` writers: a batch is written when it holds this many messages or bytes (else on the timer).
 _QUEUE_MAX = 256
 _QUEUE_BYTES = 1 << 20
+# Keys a msg record sets itself (or that always need redaction): extra fields named so take the dict path.
 _MSG_OWN_KEYS = frozenset({"seq", "t", "type", "ch", "dir", "json", "text", "b64", "raw", "headers",
                            "response_headers"})
+# A record's line: its seq, its time (`orjson.dumps(round(t, 6))`) and its tail (see "records" below).
+_LINE = b'{"seq":%d,"t":%b,%b\n'
+_NO_FIELDS: dict[str, Any] = {}  # a msg without extra fields (shared: never mutated)
+_QueuedMsg = tuple[str, str, bytes | str, bool]  # a batch_delay writer's msg: (ch, dir, data, screened)
+_Queued = tuple[int, float, _QueuedMsg]  # ... admitted: with its seq and time
+_SPLICED = b'{"seq":%d%b%b}\n'  # `_LINE` of a msg spliced from its head and time (one prefix) and payload
+
+
+class _Splice:
+    """`_append`'s tails are payloads proved canonical JSON: each record's tail is `head`, the payload
+    and "}" (written as such: one copy of the payload, not two)."""
+
+    __slots__ = ("head",)
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+
+
+# How `_append` takes what it is given: an end record's fields, a batch_delay writer's msg (ch, dir,
+# data, screened), or payloads to splice (`_Splice`).
+_Special = dict[str, Any] | _QueuedMsg | _Splice
+
+
+def _proven_canonical(payloads: list[bytes]) -> bool:
+    """True when every payload is exactly the canonical JSON of its value (`orjson.dumps(orjson.loads(p))
+    == p`), proved for the whole list at once: each is parsed on its own (so each is one complete value),
+    then the parsed list is serialized once and compared with the payloads joined as an array; the two
+    are equal only when every payload is its canonical form."""
+    try:
+        return orjson.dumps(list(map(orjson.loads, payloads))) == b"[" + b",".join(payloads) + b"]"
+    except (orjson.JSONDecodeError, TypeError):
+        return False
 
 
 def default_origin(source: str, argv: list[str] | None = None) -> dict[str, Any]:
@@ -60,6 +93,36 @@ def _compression_for(path: str) -> str | None:
     if path.endswith(".zst"):
         return "zstd"
     return None
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """`data` in one `write(2)` (the loop is for a short write only): the records in it reach the file
+    whole and in order, and a write cut short (a full disk, a SIGKILL inside the call) can only leave a
+    torn tail. Raises OSError."""
+    n = os.write(fd, data)
+    if n != len(data):
+        view = memoryview(data)[n:]
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+
+
+def append_records(path: str, records: Iterable[Mapping[str, Any]]) -> None:
+    """Append `records` to the append-only JSONL file `path`, one line each (compact JSON), `O_APPEND`,
+    the file created owner-only: one `write` per record, then `fsync`, so they are on disk when this
+    returns. A torn tail left by a crash is first closed with a newline, so the next line stays
+    readable. For a file no `CaptureWriter` owns (a capture's notes sidecar). Raises OSError (or
+    TypeError for a record orjson cannot serialize)."""
+    fd = open_private(path, os.O_RDWR | os.O_APPEND)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            write_all(fd, b"\n")
+        for record in records:
+            write_all(fd, orjson.dumps(record) + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class _Sink:
@@ -95,16 +158,9 @@ class _Sink:
 
     def write(self, data: bytes) -> None:
         if self.compression is None:
-            n = os.write(self.fd, data)  # one write(2) per record; the loop is for a short write only
-            if n != len(data):
-                self._write_all(memoryview(data)[n:])
+            write_all(self.fd, data)
         else:
             self.pending.append(data)
-
-    def _write_all(self, view: memoryview) -> None:
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
 
     def flush(self) -> None:
         """Compress and write what is buffered, decodable up to its last byte (compressed sinks)."""
@@ -113,7 +169,7 @@ class _Sink:
         data = b"".join(self.pending) if len(self.pending) > 1 else self.pending[0]
         self.pending.clear()
         z = self._z
-        self._write_all(memoryview(z.compress(data) + z.flush(self._sync_mode)))
+        write_all(self.fd, z.compress(data) + z.flush(self._sync_mode))
 
     def finish(self) -> None:
         """Write what is buffered and end the compressed stream (no-op for a plain file)."""
@@ -121,7 +177,7 @@ class _Sink:
             return
         self.flush()
         z, self._z = self._z, None
-        self._write_all(memoryview(z.flush()))
+        write_all(self.fd, z.flush())
 
     def sync(self) -> None:
         self.flush()
@@ -157,7 +213,7 @@ class CaptureWriter:
     ) -> None:
         self.path = os.fspath(path)
         self.batch_delay = max(0.0, float(batch_delay))
-        self._queue: list[tuple[int, float, str, str, bytes | str, bool]] = []  # batched msgs, in seq order
+        self._queue: list[_Queued] = []  # admitted msgs not yet written (batch_delay), in seq order
         self._queued_bytes = 0
         self.redactor = redactor if redactor is not None else Redactor()
         self.on_error = on_error
@@ -173,7 +229,7 @@ class CaptureWriter:
         self._seq = 0
         self._last_t = 0.0
         self._counters: dict[str, int] = {}
-        self._heads: dict[tuple[str, str], bytes] = {}  # msg record heads by (channel, direction)
+        self._heads: dict[tuple[str, str, bytes], bytes] = {}  # msg record heads by (channel, direction, key)
         self._mono0 = time.monotonic()
         compression = _compression_for(self.path)
         if append and os.path.exists(self.path):
@@ -192,6 +248,7 @@ class CaptureWriter:
             except OSError as e:
                 raise WirecapError(f"{self.path}: cannot create capture: {e.strerror}") from None
             self._sink = _Sink(fd, compression)
+            self._plain_fd = fd if compression is None else -1  # `_emit` writes to it directly
             now = _dt.datetime.now(_dt.UTC)
             self.created = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             self._wall0 = now.timestamp()
@@ -220,6 +277,7 @@ class CaptureWriter:
         info = scan_tail(self.path)  # cuts a torn tail, returns header and last seq / t
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         self._sink = _Sink(fd, None)
+        self._plain_fd = fd
         header = info["header"]
         self.id = header.get("id", "")
         self.created = header.get("created", "")
@@ -248,61 +306,137 @@ class CaptureWriter:
             return prefix if n == 1 else f"{prefix}-{n}"
         return f"{prefix}-{n}"
 
-    # --- records --------------------------------------------------------------------------------
-    def write(self, rtype: str, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
-              **fields: Any) -> int:
-        """Append one record; returns its seq (0 when the writer is disabled)."""
-        return self._append(rtype, t, _nbytes, _screened, fields)
+    # --- records: one encoder, one admission path ------------------------------------------------
+    # A record is written as `{"seq":N,"t":T,`, its *tail* and a newline (`_LINE`); the tail is the bytes
+    # of its other fields, from `"type":` to the closing brace, exactly as `orjson.dumps` lays out the
+    # whole record (seq and t come first, and redaction never changes them). So a record is encoded,
+    # screened and redacted without its seq and time, outside the lock: `_tail` (any record, from a
+    # dict) and `_msg_tail` (a `msg` from wire bytes: the payload spliced in as bytes where that gives
+    # `_tail`'s bytes) are the one encoder. `_append` alone, under the lock, gives records their seq and
+    # time and writes them. The fast paths are strategies for getting the tails, never a second way to
+    # admit or lay out a record: `msg_payloads` proves a batch of payloads canonical at once (no parse
+    # per line) and splices them (`_Splice`), `msg_lines` and `msg_payloads` admit up to `_BATCH`
+    # records per `write`, and a `batch_delay` writer admits a message at once and encodes it later
+    # with its batch (`_drain`: one canonical proof and one secret screen for the batch).
 
-    def _append(self, rtype: str, t: float | None, _nbytes: int | None, _screened: bool,
-                fields: dict[str, Any]) -> int:
+    def write(self, rtype: RecordType, t: float | None = None, _nbytes: int | None = None, _screened: bool = False,
+              **fields: Any) -> int:
+        """Append one record; returns its seq (0 when the writer is disabled). The writer owns `seq`
+        (`fields` never hold one), `t` (the capture's clock when None) and, in an `end` record, the
+        counts `records`, `bytes` and `errors`. `_nbytes`: the payload size a `msg` adds to `bytes`."""
+        if rtype == "end":
+            return self._append(b"", t, 0, fields)
+        nbytes = 0
+        if rtype == "msg":
+            nbytes = _nbytes if _nbytes is not None else _payload_len(fields)
+        return self._append(self._tail(rtype, fields, _screened), t, nbytes)
+
+    def _tail(self, rtype: str, fields: dict[str, Any], screened: bool = False) -> bytes:
+        """The encoder: the tail of a record of type `rtype` with `fields`, secrets redacted (unless the
+        caller `screened` the payload's raw bytes already); values orjson cannot write are scrubbed
+        (`_scrub`)."""
+        body = {"type": rtype, **fields}
+        try:
+            line = orjson.dumps(body)
+        except TypeError:
+            line = orjson.dumps(_scrub(body))
+        if not screened and needs_redaction(self.redactor, body, line):
+            red = redact_record(self.redactor, body)
+            try:
+                line = orjson.dumps(red)
+            except TypeError:
+                line = orjson.dumps(_scrub(red))
+        return line[1:]
+
+    def _append(self, tails: bytes | list[bytes], t: float | None, nbytes: int, special: _Special | None = None) -> int:
+        """The one admission path: records take the next seqs and one reading of the capture's clock
+        (`t` if given, never earlier than the last record's), are counted (`records`, and `bytes`:
+        `nbytes` of payload), and are written in one `write` before the lock is released, so the file
+        stays in seq order. Returns the first one's seq, 0 when none was written (the writer is closed,
+        or failed: then they count as errors).
+
+        `tails`: the encoded record, or a list of them. `special` (a strategy for what `tails` hold,
+        see `_admitted`): the end record's fields (tail b""), its counts filled in here so that no record
+        can slip in between; a `batch_delay` writer's msg `(ch, dir, data, screened)` (tail b""),
+        admitted now and encoded and written later with its batch (`_drain`; every other record writes
+        that queue first); or `_Splice(head)`: `tails` are payloads proved canonical, each spliced
+        after `head` as it is written (one copy of each).
+        """
+        one = tails.__class__ is bytes
+        n = 1 if one else len(tails)
         with self._lock:
-            if self._queue:
+            if self._queue and special.__class__ is not tuple:
                 self._drain()
             if self.closed:
                 return 0
             if self.failed is not None:
-                self.errors += 1
+                self.errors += n
                 return 0
             now = time.monotonic() - self._mono0 if t is None else t
             if now < self._last_t:
                 now = self._last_t
             self._last_t = now
-            seq = self._seq + 1
-            record: dict[str, Any] = {"seq": seq, "t": round(now, 6), "type": rtype, **fields}
-            if rtype == "end":  # counted under the lock: no record can slip in between
-                record.update(records=seq, bytes=self.bytes, errors=self.errors)
-            if self._emit(self._serialize(record, _screened)):
-                self._seq = seq
-                self.records += 1
-                if rtype == "msg":
-                    self.bytes += _nbytes if _nbytes is not None else _payload_len(record)
-                elif rtype == "end":
-                    self.closed = True  # nothing may follow the end record
+            seq = self._seq = self._seq + n
+            self.records += n
+            self.bytes += nbytes
+            if special is not None:
+                if special.__class__ is tuple:  # a batch_delay writer's msg: queued
+                    self._queue.append((seq, now, special))
+                    self._queued_bytes += nbytes
+                    if len(self._queue) >= _QUEUE_MAX or self._queued_bytes >= _QUEUE_BYTES:
+                        self._drain()
+                    return seq
+                return self._admitted(seq, now, tails, nbytes, special)
+            tb = orjson.dumps(round(now, 6))
+            if one:
+                data = _LINE % (seq, tb, tails)
+            else:
+                seq -= n - 1
+                data = b"".join([_LINE % (s, tb, tail) for s, tail in enumerate(tails, seq)])
+            if self._emit(data):
                 return seq
+            self._lost(n, nbytes, n - 1)  # `_emit` disabled the writer and counted one error
             return 0
 
-    def _serialize(self, record: dict[str, Any], screened: bool = False) -> bytes:
-        try:
-            line = orjson.dumps(record)
-        except TypeError:
-            line = orjson.dumps(_scrub(record))
-        # `screened`: the caller already ran `chunk_is_clean` over the raw bytes of this payload.
-        if not screened and needs_redaction(self.redactor, record, line):
-            try:
-                line = orjson.dumps(redact_record(self.redactor, record))
-            except TypeError:
-                line = orjson.dumps(_scrub(redact_record(self.redactor, record)))
-        return line + b"\n"
+    def _admitted(self, seq: int, now: float, tails: bytes | list[bytes], nbytes: int, special: _Special) -> int:
+        """The end of `_append` for `special` records but queued ones (call from it, with the lock held)."""
+        if isinstance(special, _Splice):
+            n = len(tails)
+            first = seq - n + 1
+            lead = b',"t":' + orjson.dumps(round(now, 6)) + b"," + special.head  # (`_LINE` up to the payload)
+            if self._emit(b"".join([_SPLICED % (s, lead, p) for s, p in enumerate(tails, first)])):
+                return first
+            self._lost(n, nbytes, n - 1)
+            return 0
+        end: dict[str, Any] = special  # type: ignore[assignment]  # (neither queued nor spliced: an end record)
+        end.update(records=seq, bytes=self.bytes, errors=self.errors)
+        if self._emit(_LINE % (seq, orjson.dumps(round(now, 6)), self._tail("end", end))):
+            self.closed = True  # nothing may follow the end record
+            return seq
+        self._lost(1, 0, 0)
+        return 0
 
-    def _emit(self, data: bytes, more: bool = False) -> bool:
-        """Write serialized records; a compressed file gets them decodable at once unless `more` follows
-        (or this thread is inside `batch()`). Call with the lock held (or from the constructor)."""
-        sink = self._sink
+    def _lost(self, n: int, nbytes: int, errors: int) -> None:
+        """Take back the counts of the last n admitted records, which never reached the file."""
+        self._seq -= n
+        self.records -= n
+        self.bytes -= nbytes
+        self.errors += errors
+
+    def _emit(self, data: bytes) -> bool:
+        """Write serialized records; a compressed file gets them decodable at once unless this thread is
+        inside `batch()`. Call with the lock held (or from the constructor)."""
+        fd = self._plain_fd
         try:
-            sink.write(data)
-            if sink.compression is not None and not more and not getattr(self._tls, "depth", 0):
-                sink.flush()
+            if fd >= 0:  # (`_Sink.write`, inlined: the hot path)
+                n = os.write(fd, data)
+                if n != len(data):
+                    write_all(fd, memoryview(data)[n:])
+            else:
+                sink = self._sink
+                sink.write(data)
+                if not getattr(self._tls, "depth", 0):
+                    sink.flush()
         except OSError as e:
             self._fail(f"{self.path}: write failed: {e.strerror or e}")
             return False
@@ -317,151 +451,168 @@ class CaptureWriter:
             except Exception:  # noqa: BLE001 - reporting must never break the caller
                 pass
 
-    def open(self, ch: str, kind: str, t: float | None = None, **fields: Any) -> int:
-        return self.write("open", t, ch=ch, kind=kind, **fields)
+    def open(self, ch: str, transport: Transport, t: float | None = None, **fields: Any) -> int:
+        """Open channel `ch` over `transport` (`ws`, `http`, `process`, `pipe`: the record's `kind` field)."""
+        return self.write("open", t, ch=ch, kind=transport, **fields)
 
-    def msg(self, ch: str, dir: str, data: bytes | str, t: float | None = None, _screened: bool = False,
+    # --- msg records --------------------------------------------------------------------------------
+    def msg(self, ch: str, dir: Direction, data: bytes | str, t: float | None = None, _screened: bool = False,
             **fields: Any) -> int:
-        """A message from wire bytes (or text): picks the json / text / b64 form.
+        """A message from wire bytes (or text): picks the json / text / b64 form (`_msg_tail`).
 
-        The hot path of every recorder. The record is built as bytes: its head is cached per
-        channel and direction, the payload is spliced (canonical JSON as its original bytes, never
-        parsed into a dict to be serialized again), and one secret screen runs over the finished
-        bytes outside the lock. A record that may hold a secret, a binary payload, or fields that
-        do not serialize plainly take the dict path below, which redacts; both give the same bytes.
+        The hot path of every recorder: the record is encoded outside the lock, then admitted and
+        written in one `write`. A `batch_delay` writer queues a plain message (no extra fields) instead.
         """
         if self.batch_delay and not fields and data.__class__ in (bytes, str):
-            return self._enqueue(ch, dir, data, t, _screened)
+            n = len(data) if data.__class__ is bytes else len(data.encode("utf-8", "surrogatepass"))  # type: ignore[union-attr]
+            return self._append(b"", t, n, (ch, dir, data, _screened))
+        tail, nbytes = self._msg_tail(ch, dir, data, fields, _screened)
+        return self._append(tail, t, nbytes)
+
+    def _msg_tail(self, ch: str, dir: str, data: bytes | str, fields: dict[str, Any],
+                  screened: bool) -> tuple[bytes, int]:
+        """The tail of `msg(ch, dir, data, **fields)` and its payload size.
+
+        Built as bytes where it can be: the head is cached per channel and direction, the payload
+        spliced in (canonical JSON as its original bytes, never parsed into a dict to be serialized
+        again: `serialized_payload`), and one secret screen runs over the finished tail. A message that
+        may hold a secret, a binary payload, or fields that do not serialize plainly take the dict form
+        (`_tail`), which redacts; both give the same bytes.
+        """
         part = serialized_payload(data)
         if part is not None:
-            head = self._heads.get((ch, dir))
-            if head is None:
-                head = self._msg_head(ch, dir)
-            extra = b"}\n"
-            if fields:
-                extra = self._fields_part(fields)
+            key, value, nbytes = part
+            head = self._heads.get((ch, dir, key)) or self._msg_head(ch, dir, key)
+            extra = self._fields_part(fields) if fields else b"}"
             if head and extra is not None:
-                tail = head + part[0] + extra
-                if _screened or not self.redactor.screen(tail):
-                    return self._append_tail(tail, t, part[1])
-        return self._msg_dict(ch, dir, data, t, _screened, fields)
+                tail = head + value + extra
+                # (without extra fields only the payload is screened: redaction never changes the type,
+                # ch or dir of a record, and the head holding them was screened clean when cached)
+                if screened or not self.redactor.screen(tail if fields else value):
+                    return tail, nbytes
+        return self._msg_dict_tail(ch, dir, data, fields, screened)
 
-    def _msg_head(self, ch: str, dir: str) -> bytes:
-        """`,"type":"msg","ch":...,"dir":...` for a (channel, direction), b"" when not plain."""
+    def _msg_dict_tail(self, ch: str, dir: str, data: bytes | str, fields: dict[str, Any],
+                       screened: bool) -> tuple[bytes, int]:
+        if isinstance(data, (bytes, bytearray)):
+            nbytes = len(data)
+        else:
+            nbytes = len(data.encode("utf-8", "surrogatepass"))
+        body: dict[str, Any] = {"ch": ch, "dir": dir}
+        body.update(encode_payload(data))
+        if fields:
+            body.update(fields)
+        return self._tail("msg", body, screened), nbytes
+
+    def _msg_head(self, ch: str, dir: str, key: bytes) -> bytes:
+        """`"type":"msg","ch":...,"dir":...` and the payload's `key` (`,"json":`, `,"text":`) for a
+        (channel, direction), cached; b"" when not plain."""
         try:
-            head = b',"type":"msg","ch":' + orjson.dumps(ch) + b',"dir":' + orjson.dumps(dir)
+            head = b'"type":"msg","ch":' + orjson.dumps(ch) + b',"dir":' + orjson.dumps(dir) + key
         except TypeError:
             return b""
         if not isinstance(ch, str) or not isinstance(dir, str) or may_hold_secret(head):
             return b""
         if len(self._heads) >= 4096:  # channels come and go: bound the cache
             self._heads.clear()
-        self._heads[(ch, dir)] = head
+        self._heads[(ch, dir, key)] = head
         return head
 
     @staticmethod
     def _fields_part(fields: dict[str, Any]) -> bytes | None:
-        """The extra fields of a msg record as bytes (`,"k":v...}\n`), None when they need the dict path."""
+        """The extra fields of a msg record as the end of its tail (`,"k":v...}`), None when they need the
+        dict form."""
         if not _MSG_OWN_KEYS.isdisjoint(fields):
             return None
         try:
-            return b"," + orjson.dumps(fields)[1:] + b"\n"
+            return b"," + orjson.dumps(fields)[1:]
         except TypeError:
             return None
 
-    def _append_tail(self, tail: bytes, t: float | None, nbytes: int) -> int:
-        """Append a record given as the bytes after its `seq` and `t` (from `,"type"` to the newline)."""
-        with self._lock:
-            if self._queue:
-                self._drain()
-            if self.closed:
-                return 0
-            if self.failed is not None:
-                self.errors += 1
-                return 0
-            now = time.monotonic() - self._mono0 if t is None else t
-            if now < self._last_t:
-                now = self._last_t
-            self._last_t = now
-            seq = self._seq + 1
-            if self._emit(b'{"seq":%d,"t":%b%b' % (seq, orjson.dumps(round(now, 6)), tail)):
-                self._seq = seq
-                self.records += 1
-                self.bytes += nbytes
-                return seq
-            return 0
+    def _append_msgs(self, ch: str, dir: str, items: list[tuple[bytes, dict[str, Any]]], t: float | None,
+                     screened: bool) -> None:
+        """The records `msg(ch, dir, payload, t, **fields)` would write for each `(payload, fields)`,
+        admitted together and written in one `write`."""
+        tails: list[bytes] = []
+        nbytes = 0
+        for payload, fields in items:
+            tail, n = self._msg_tail(ch, dir, payload, fields, screened)
+            tails.append(tail)
+            nbytes += n
+        self._append(tails, t, nbytes)
+
+    def msg_lines(self, ch: str, dir: Direction, lines: list[tuple[bytes, str]], t: float | None = None, *,
+                  screened: bool = False) -> None:
+        """The lines `(payload, eol)` of one pipe chunk, all arrived at `t`: the hot path of `wirecap tee`.
+
+        Writes exactly the records `msg(ch, dir, payload, t, eol=eol)` would (eol omitted when
+        `"\\n"`), up to `_BATCH` of them per `write`.
+        `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
+        """
+        for i in range(0, len(lines), _BATCH):
+            self._append_msgs(ch, dir, [(p, _NO_FIELDS if eol == "\n" else {"eol": eol})
+                                        for p, eol in lines[i:i + _BATCH]], t, screened)
+
+    def msg_payloads(self, ch: str, dir: Direction, payloads: list[bytes], t: float | None = None, *,
+                     screened: bool = False) -> None:
+        """Lines of one pipe chunk that all ended in `\\n` (payloads only), all arrived at `t`.
+
+        The hot path of `wirecap tee`: the records `msg(ch, dir, payload, t)` would write, up to
+        `_BATCH` of them per `write`. A batch of screened payloads that `_proven_canonical` is spliced
+        into records as bytes without a parse per line; any other batch is encoded line by line
+        (`_msg_tail`). `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
+        """
+        head = self._heads.get((ch, dir, JSON_KEY)) or self._msg_head(ch, dir, JSON_KEY)
+        splice = bool(head) and (screened or not self.redactor.enabled)
+        for i in range(0, len(payloads), _BATCH):
+            batch = payloads[i:i + _BATCH]
+            if splice and _proven_canonical(batch):
+                self._append(batch, t, sum(map(len, batch)), _Splice(head))
+            else:
+                self._append_msgs(ch, dir, [(p, _NO_FIELDS) for p in batch], t, screened)
 
     # --- batched msg records (batch_delay > 0) ------------------------------------------------------
-    def _enqueue(self, ch: str, dir: str, data: bytes | str, t: float | None, screened: bool) -> int:
-        """Give a msg record its seq and time now; `_drain` writes it (with the records queued around it)."""
-        with self._lock:
-            if self.closed:
-                return 0
-            if self.failed is not None:
-                self.errors += 1
-                return 0
-            now = time.monotonic() - self._mono0 if t is None else t
-            if now < self._last_t:
-                now = self._last_t
-            self._last_t = now
-            seq = self._seq = self._seq + 1
-            self.records += 1
-            n = len(data) if data.__class__ is bytes else len(data.encode("utf-8", "surrogatepass"))  # type: ignore[union-attr]
-            self.bytes += n
-            self._queue.append((seq, now, ch, dir, data, screened))
-            self._queued_bytes += n
-            if len(self._queue) >= _QUEUE_MAX or self._queued_bytes >= _QUEUE_BYTES:
-                self._drain()
-            return seq
-
     def _drain(self) -> None:
-        """Write the queued msg records, one `write` for all. Call with the lock held.
-
-        Gives each record exactly the bytes `msg` would have: canonical JSON payloads are proved so
-        for the whole batch at once (each parsed alone, the list serialized once: see
-        `msg_payloads`), and the secret screen runs once over all the records' bytes (a superset of
-        screening each: a shape or key inside one record is inside their concatenation); when it
-        flags, every record is screened on its own, and those it flags take the redacting dict path.
-        """
+        """Write the queued msg records, one `write` for all. Call with the lock held."""
         queue, nbytes = self._queue, self._queued_bytes
         self._queue = []
         self._queued_bytes = 0
-        if self.failed is not None:  # counted as written when queued: they are lost
-            self.errors += len(queue)
-            self.records -= len(queue)
-            self.bytes -= nbytes
+        if self.failed is not None:  # counted when admitted: they are lost
+            self._lost(len(queue), nbytes, len(queue))
             return
-        screen = self.redactor.screen
-        heads = self._heads
-        datas = [item[4] for item in queue]
-        parts: list[tuple[bytes, int] | None] | None = None
-        if all(d.__class__ is bytes for d in datas):
-            try:
-                if orjson.dumps(list(map(orjson.loads, datas))) == b"[" + b",".join(datas) + b"]":  # type: ignore[arg-type]
-                    parts = [(b',"json":' + d, len(d)) for d in datas]  # type: ignore[operator]
-            except (orjson.JSONDecodeError, TypeError):
-                pass
-        if parts is None:
-            parts = [serialized_payload(d) for d in datas]
-        tails: list[bytes | None] = []
-        for (_, _, ch, dir, _, _), part in zip(queue, parts, strict=True):
-            head = heads.get((ch, dir)) or self._msg_head(ch, dir)
-            tails.append(head + part[0] + b"}\n" if head and part is not None else None)
-        clean = None not in tails and not screen(b"".join(tails))  # type: ignore[arg-type]
         dumps = orjson.dumps
-        lines: list[bytes] = []
-        for (seq, now, ch, dir, data, screened), part, tail in zip(queue, parts, tails, strict=True):
-            if tail is not None and part is not None and (
-                    clean or screened or not screen(tail)):
-                lines.append(b'{"seq":%d,"t":%b%b' % (seq, dumps(round(now, 6)), tail))
-                continue
-            record: dict[str, Any] = {"seq": seq, "t": round(now, 6), "type": "msg", "ch": ch, "dir": dir}
-            record.update(encode_payload(data))
-            lines.append(self._serialize(record, screened))
-        if not self._emit(b"".join(lines)):  # `_emit` disabled the writer (one error): none reached the file
-            self.errors += len(queue) - 1
-            self.records -= len(queue)
-            self.bytes -= nbytes
+        data = b"".join([_LINE % (item[0], dumps(round(item[1], 6)), tail)
+                         for item, tail in zip(queue, self._queued_tails(queue), strict=True)])
+        if not self._emit(data):  # `_emit` disabled the writer (one error): none reached the file
+            self._lost(len(queue), nbytes, len(queue) - 1)
+
+    def _queued_tails(self, queue: list[_Queued]) -> list[bytes]:
+        """The tails `_msg_tail` gives the queued messages, for less work per message: their payloads
+        are proved canonical JSON at once (`_proven_canonical`), and the secret screen runs once over
+        all the tails (a superset of screening each: a shape or key inside one tail is inside their
+        concatenation); when it flags, each message is screened on its own."""
+        msgs = [item[2] for item in queue]
+        datas = [m[2] for m in msgs]
+        heads = self._heads
+        tails: list[bytes | None] = []
+        if all(d.__class__ is bytes for d in datas) and _proven_canonical(datas):  # type: ignore[arg-type]
+            for ch, dir, data, _ in msgs:
+                head = heads.get((ch, dir, JSON_KEY)) or self._msg_head(ch, dir, JSON_KEY)
+                tails.append(head + data + b"}" if head else None)  # type: ignore[operator]
+        else:
+            for ch, dir, data, _ in msgs:
+                part = serialized_payload(data)
+                if part is None:
+                    tails.append(None)
+                    continue
+                head = heads.get((ch, dir, part[0])) or self._msg_head(ch, dir, part[0])
+                tails.append(head + part[1] + b"}" if head else None)
+        screen = self.redactor.screen
+        if None not in tails and not screen(b"".join(tails)):  # type: ignore[arg-type]
+            return tails  # type: ignore[return-value]
+        return [tail if tail is not None and (screened or not screen(tail))
+                else self._msg_dict_tail(ch, dir, data, _NO_FIELDS, screened)[0]
+                for (ch, dir, data, screened), tail in zip(msgs, tails, strict=True)]
 
     def flush(self) -> None:
         """Write the queued msg records now (batch_delay writers) and make a compressed file decodable up
@@ -469,9 +620,9 @@ class CaptureWriter:
         with self._lock:
             if self._queue and not self._fd_closed:
                 self._drain()
-            self._commit()
+            self._flush_sink()
 
-    def _commit(self) -> None:
+    def _flush_sink(self) -> None:
         """Compress and write what a compressed sink holds, unless this thread is inside `batch()`.
         Call with the lock held."""
         sink = self._sink
@@ -499,158 +650,7 @@ class CaptureWriter:
             if depth == 0:
                 self.flush()
 
-    def _msg_dict(self, ch: str, dir: str, data: bytes | str, t: float | None, _screened: bool,
-                  fields: dict[str, Any]) -> int:
-        if isinstance(data, (bytes, bytearray)):
-            nbytes = len(data)
-        else:
-            nbytes = len(data.encode("utf-8", "surrogatepass"))
-        body: dict[str, Any] = {"ch": ch, "dir": dir}
-        body.update(encode_payload(data))
-        if fields:
-            body.update(fields)
-        return self._append("msg", t, nbytes, _screened, body)
-
-    def msg_lines(self, ch: str, dir: str, lines: list[tuple[bytes, str]], t: float | None = None, *,
-                  screened: bool = False) -> None:
-        """The lines `(payload, eol)` of one pipe chunk, all arrived at `t`: the hot path of `wirecap tee`.
-
-        Writes exactly the records `msg(ch, dir, payload, t, eol=eol)` would (eol omitted when
-        `"\\n"`), one `write` each. A line that is canonical compact JSON (an object or array, as
-        agent CLIs print) is spliced into its record as bytes instead of being re-serialized inside a
-        dict, which is most of the cost of a record; every other line goes through `msg`.
-        `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
-        """
-        loads, dumps = orjson.loads, orjson.dumps
-        prefix = b',"type":"msg","ch":' + dumps(ch) + b',"dir":' + dumps(dir) + b',"json":'
-        run: list[tuple[bytes, str]] = []  # consecutive spliceable lines, written under one lock
-        for payload, eol in lines:
-            canonical = False
-            if payload.startswith((b"{", b"[")):
-                try:
-                    canonical = dumps(loads(payload)) == payload
-                except (orjson.JSONDecodeError, TypeError):
-                    pass
-            if canonical:
-                run.append((payload, eol))
-                if len(run) >= 256:  # bound how long other threads wait for the lock
-                    self._write_run(ch, dir, run, t, prefix, screened)
-                    run = []
-                continue
-            if run:
-                self._write_run(ch, dir, run, t, prefix, screened)
-                run = []
-            self._slow_line(ch, dir, payload, t, eol, screened)
-        if run:
-            self._write_run(ch, dir, run, t, prefix, screened)
-
-    def msg_payloads(self, ch: str, dir: str, payloads: list[bytes], t: float | None = None, *,
-                     screened: bool = False) -> None:
-        """Lines of one pipe chunk that all ended in `\\n` (payloads only), all arrived at `t`.
-
-        The hot path of `wirecap tee`: the records `msg(ch, dir, payload, t)` would write (a spliced
-        batch in one `write`). Lines are proved canonical JSON a batch at a time: each is parsed on its own (so each
-        is one complete value), then the parsed batch is serialized as one array and compared with the
-        lines joined into one; the two are equal only when every line is exactly its canonical form,
-        and such a batch is spliced into records as bytes. Any other batch goes line by line through
-        `msg`. `screened`: the caller ran `chunk_is_clean` over the raw bytes these lines came from.
-        """
-        head = self._heads.get((ch, dir)) or self._msg_head(ch, dir)
-        if not head or (not screened and self.redactor.enabled):
-            for payload in payloads:  # each record screened on its own
-                self.msg(ch, dir, payload, t)
-            return
-        loads, dumps = orjson.loads, orjson.dumps
-        prefix = head + b',"json":'
-        for i in range(0, len(payloads), _BATCH):
-            batch = payloads[i:i + _BATCH]
-            try:
-                canonical = dumps(list(map(loads, batch))) == b"[" + b",".join(batch) + b"]"
-            except (orjson.JSONDecodeError, TypeError):
-                canonical = False
-            if canonical:
-                self._splice_batch(batch, t, prefix)
-            else:
-                for payload in batch:
-                    self.msg(ch, dir, payload, t, _screened=True)
-
-    def _splice_batch(self, batch: list[bytes], t: float | None, prefix: bytes) -> None:
-        """Write one record per canonical JSON payload of `batch`, under one lock, in one `write`.
-
-        One `write(2)` for the batch instead of one per record (a fifth of `wirecap tee`'s time went to
-        those calls): the records are whole and in order either way, and a write cut short (a full disk,
-        a SIGKILL inside the call) can only leave a torn tail, as with one record per write.
-        """
-        with self._lock:
-            if self._queue:
-                self._drain()
-            if self.closed:
-                return
-            if self.failed is not None:
-                self.errors += len(batch)
-                return
-            now = time.monotonic() - self._mono0 if t is None else t
-            if now < self._last_t:
-                now = self._last_t
-            self._last_t = now
-            head = b',"t":' + orjson.dumps(round(now, 6)) + prefix
-            seq = self._seq
-            data = b"".join([b'{"seq":%d%b%b}\n' % (seq + i, head, payload) for i, payload in enumerate(batch, 1)])
-            if self._emit(data):
-                self._seq = seq + len(batch)
-                self.records += len(batch)
-                self.bytes += sum(map(len, batch))
-            else:  # `_emit` disabled the writer and counted one error
-                self.errors += len(batch) - 1
-
-    def _write_run(self, ch: str, dir: str, run: list[tuple[bytes, str]], t: float | None, prefix: bytes,
-                   screened: bool) -> None:
-        i = 0
-        while i < len(run):
-            i = self._splice(run, i, t, prefix, screened)
-            if i < len(run):  # run[i] may hold a secret: the full path, with redaction
-                self._slow_line(ch, dir, run[i][0], t, run[i][1], screened)
-                i += 1
-
-    def _splice(self, run: list[tuple[bytes, str]], i: int, t: float | None, prefix: bytes, screened: bool) -> int:
-        """Write spliced records for `run[i:]` under one lock; returns where it stopped."""
-        dumps = orjson.dumps
-        with self._lock:
-            if self._queue:
-                self._drain()
-            if self.closed:
-                return len(run)
-            now = time.monotonic() - self._mono0 if t is None else t
-            if now < self._last_t:
-                now = self._last_t
-            self._last_t = now
-            head = b',"t":' + dumps(round(now, 6)) + prefix
-            try:
-                for j in range(i, len(run)):
-                    payload, eol = run[j]
-                    if self.failed is not None:
-                        self.errors += len(run) - j
-                        return len(run)
-                    seq = self._seq + 1
-                    line = b'{"seq":%d%b%b%b' % (
-                        seq, head, payload, b"}\n" if eol == "\n" else b',"eol":' + dumps(eol) + b"}\n")
-                    if not screened and needs_redaction(self.redactor, {}, line):
-                        return j
-                    if self._emit(line, more=True):
-                        self._seq = seq
-                        self.records += 1
-                        self.bytes += len(payload)
-            finally:
-                self._commit()  # the run reaches a compressed file in one flush
-        return len(run)
-
-    def _slow_line(self, ch: str, dir: str, payload: bytes, t: float | None, eol: str, screened: bool) -> None:
-        if eol == "\n":
-            self.msg(ch, dir, payload, t, _screened=screened)
-        else:
-            self.msg(ch, dir, payload, t, eol=eol, _screened=screened)
-
-    def response(self, ch: str, status: int, headers: dict[str, str], t: float | None = None, **fields: Any) -> int:
+    def response(self, ch: str, status: int, headers: Headers, t: float | None = None, **fields: Any) -> int:
         return self.write("response", t, ch=ch, status=status, headers=headers, **fields)
 
     def close_channel(self, ch: str, t: float | None = None, **fields: Any) -> int:

@@ -34,30 +34,18 @@ def _listen(value: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def _check_url(url: str) -> None:
+def _check_url(url: str, option: str, schemes: tuple[str, ...], expected: str) -> None:
+    """A one-line error unless `url` has one of `schemes`, a host and a valid port."""
     from urllib.parse import urlsplit
 
     try:
         u = urlsplit(url)
-        ok = u.scheme.lower() in ("ws", "wss", "http", "https") and bool(u.hostname)
+        ok = u.scheme.lower() in schemes and bool(u.hostname)
         u.port  # noqa: B018 - raises on a port that is not a number or beyond 65535
     except ValueError:
         ok = False
     if not ok:
-        raise WirecapError(f"--url {url!r}: expected ws://HOST:PORT[/path] or http://HOST:PORT[/prefix]")
-
-
-def _check_proxy(url: str) -> None:
-    from urllib.parse import urlsplit
-
-    try:
-        u = urlsplit(url)
-        ok = u.scheme.lower() == "http" and bool(u.hostname)
-        u.port  # noqa: B018 - raises on a port that is not a number or beyond 65535
-    except ValueError:
-        ok = False
-    if not ok:
-        raise WirecapError(f"--proxy {url!r}: expected http://HOST:PORT")
+        raise WirecapError(f"{option} {url!r}: expected {expected}")
 
 
 @click.group()
@@ -158,9 +146,9 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
     from wirecap.replay.script import load_scripts
     from wirecap.replay.secrets import SecretFiller
 
-    _check_url(url)
+    _check_url(url, "--url", ("ws", "wss", "http", "https"), "ws://HOST:PORT[/path] or http://HOST:PORT[/prefix]")
     if proxy is not None:
-        _check_proxy(proxy)
+        _check_url(proxy, "--proxy", ("http",), "http://HOST:PORT")
     _header, scripts = load_scripts(capture)
     if not scripts:
         raise WirecapError(f"{capture}: no WebSocket or HTTP channel to replay")

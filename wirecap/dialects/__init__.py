@@ -1,6 +1,9 @@
 """Dialects: decode each channel of a capture into universal events (sans-I/O).
 
-One module per dialect, registered in `DIALECTS`. The driver here groups records into **units**
+One module per dialect, each declaring a module-level `DIALECT`; `DIALECTS` is found, not kept: every
+module of this package that declares one (ascending priority, then name). Detection and volatile
+paths live in the dialects too (each `Dialect`'s `sniff` and `volatile`; `detect_channel`,
+`volatile_paths` here only ask them). The driver here groups records into **units**
 (a WebSocket or HTTP channel; a process together with its stdout/stdin/stderr pipes), detects each
 unit's dialect from what the capture knows (the `dialect` hint, URL path, argv, the first messages),
 and feeds the unit's records to that dialect's decoder. `--dialect` overrides detection for every
@@ -10,24 +13,12 @@ becomes an `unparsed` event whose reason says why detection failed. Nothing is d
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirecap.dialects import (
-    anthropic_sse,
-    claude_code,
-    claude_session,
-    codebuddy,
-    codebuff_events,
-    codebuff_rest,
-    codebuff_ws,
-    codex_exec,
-    codex_rollout,
-    openai_chat_sse,
-    openai_responses_sse,
-    opencode,
-)
 from wirecap.dialects.base import (
     DEFAULT_OPTIONS,
     DETECT_MSGS,
@@ -42,29 +33,28 @@ from wirecap.dialects.base import (
 from wirecap.errors import WirecapError
 from wirecap.events import Event
 
-DIALECTS: dict[str, Dialect] = {
-    m.DIALECT.name: m.DIALECT
-    for m in (
-        codebuff_ws,
-        codebuff_events,
-        claude_session,
-        codex_rollout,
-        claude_code,
-        codebuddy,
-        codex_exec,
-        opencode,
-        anthropic_sse,
-        openai_chat_sse,
-        openai_responses_sse,
-        codebuff_rest,
-    )
-}
+
+def _discover() -> dict[str, Dialect]:
+    """Every module of this package with a module-level `DIALECT` (a `Dialect`), by name, in the order
+    detection asks them: ascending `priority`, then name. Adding a dialect is adding its module: there
+    is no list to keep. Two modules declaring one name is a bug, said at import."""
+    found: dict[str, Dialect] = {}
+    for info in pkgutil.iter_modules(__path__, __name__ + "."):
+        d = getattr(importlib.import_module(info.name), "DIALECT", None)
+        if not isinstance(d, Dialect):
+            continue
+        if d.name in found:
+            raise RuntimeError(f"dialect {d.name!r} is declared twice ({info.name})")
+        found[d.name] = d
+    return {d.name: d for d in sorted(found.values(), key=lambda d: (d.priority, d.name))}
+
+
+DIALECTS: dict[str, Dialect] = _discover()
 
 _TRANSPORT_OF_KIND = {"ws": "ws", "http": "http", "process": "pipe", "pipe": "pipe"}
 
-# The sniffs in the order they are asked: ascending priority, then registry order.
-SNIFF_ORDER: tuple[Dialect, ...] = tuple(sorted((d for d in DIALECTS.values() if d.sniff is not None),
-                                                key=lambda d: d.priority))
+# The sniffs in the order they are asked: the registry's (ascending priority, then name).
+SNIFF_ORDER: tuple[Dialect, ...] = tuple(d for d in DIALECTS.values() if d.sniff is not None)
 
 
 def dialect_names() -> list[str]:
@@ -78,10 +68,41 @@ def get_dialect(name: str) -> Dialect:
         raise WirecapError(f"unknown dialect {name!r} (known: {', '.join(DIALECTS)})") from None
 
 
+# --- what changes run to run ------------------------------------------------------------------------
+# One home: each dialect's `volatile` (in its module), plus the one rule for analytics requests below.
+# Replay matching and `diff` ask here; neither keeps paths of its own per dialect.
+TELEMETRY = "telemetry"
+"""Not a dialect: the volatile profile of an analytics request (`is_telemetry_channel`). What such a
+batch holds depends on the client's flush timer, not on the conversation, so its whole payload is
+volatile: replay matches a live batch with any recorded one of its route, diff leaves them out. The
+decoders do not claim these channels (they stay undecoded, as any unknown HTTP exchange)."""
+
+TELEMETRY_VOLATILE: tuple[str, ...] = ("batch", "sent_at", "**.timestamp", "**.uuid", "properties")
+
+
+def is_telemetry_channel(open_record: Any) -> bool:
+    """Whether a channel is an analytics request: HTTP, no `dialect` hint (a hint says what it is),
+    and a URL path `wirecap.analysis.idshape.is_telemetry` knows (`/batch`, `/capture`, ...)."""
+    if not isinstance(open_record, dict) or open_record.get("kind") != "http":
+        return False
+    hint = open_record.get("dialect")
+    if isinstance(hint, str) and hint:
+        return False
+    # (imported here: the analytics paths are analysis's knowledge, and its regexes cost at import,
+    # which decoding alone - `wirecap cat`, `convert` - should not pay)
+    from wirecap.analysis.idshape import is_telemetry
+
+    return is_telemetry(url_path(open_record))
+
+
 def volatile_paths(dialect: str | None) -> list[str]:
-    """Paths (normalize syntax) of fields in this dialect's messages that change run to run."""
+    """Paths (normalize syntax) of fields in this dialect's messages that change run to run: its
+    descriptor's `volatile`; `TELEMETRY` gives an analytics request's; None gives none. An unknown
+    name is a `WirecapError` (as for `--dialect`)."""
     if dialect is None:
         return []
+    if dialect == TELEMETRY:
+        return list(TELEMETRY_VOLATILE)
     return list(get_dialect(dialect).volatile)
 
 
@@ -132,13 +153,15 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
             return hint, f"the open record names dialect {hint!r}"
         why.append(f"dialect hint {hint!r} is not a known dialect")
     sample = out_msgs(first_msgs)[:DETECT_MSGS]
-    transport = _TRANSPORT_OF_KIND.get(o.get("kind")) if isinstance(o.get("kind"), str) else None
+    kind = o.get("kind")
+    transport = _TRANSPORT_OF_KIND.get(kind) if isinstance(kind, str) else None
     opened = open_record if isinstance(open_record, dict) else None
     for d in SNIFF_ORDER:
-        if transport is not None and d.transport != transport:
+        sniff = d.sniff
+        if sniff is None or (transport is not None and d.transport != transport):
             continue
         try:
-            reason = d.sniff(opened, sample)  # type: ignore[misc]
+            reason = sniff(opened, sample)
         except Exception as e:  # noqa: BLE001 - a sniff must not raise; if one does, it just did not answer
             why.append(f"the {d.name} sniff failed: {type(e).__name__}")
             continue
@@ -148,6 +171,21 @@ def detect_channel(open_record: dict[str, Any] | None, first_msgs: list[dict[str
     msgs = ("messages: " + ", ".join(seen[:4])) if seen else "no messages"
     why.insert(0, f"no dialect recognizes {_context(o)} ({msgs})")
     return None, "; ".join(why)
+
+
+def session_file_dialect(line: Any) -> str | None:
+    """The dialect of the agent-written file (`Dialect.session_file`: a Claude Code session file, a
+    Codex rollout) that the JSON value `line` is a line of, else None: those dialects' own sniffs,
+    asked about that one line as stdout. What `wirecap import` uses to tell a file's kind. Never raises."""
+    sample = [{"type": "msg", "ch": "stdout", "dir": "s2c", "json": line}]
+    for d in SNIFF_ORDER:
+        if d.session_file and d.sniff is not None:
+            try:
+                if d.sniff(None, sample):
+                    return d.name
+            except Exception:  # noqa: BLE001 - as in detect_channel: a sniff that raises did not answer
+                continue
+    return None
 
 
 def forced_for(forced: Dialect | None, main_open: dict[str, Any] | None) -> bool:
@@ -223,9 +261,10 @@ class Detection:
                 sample = self.units[key] = _Sample()
             sample.opens.append(rec)
             return
-        key = self.chan_unit.get(ch)
-        if key is None:
-            key = self.chan_unit[ch] = ch
+        known = self.chan_unit.get(ch)
+        if known is None:
+            known = self.chan_unit[ch] = ch
+        key = known
         sample = self.units.get(key)
         if sample is None:
             sample = self.units[key] = _Sample()
@@ -473,6 +512,8 @@ __all__ = [
     "DETECT_MSGS",
     "DIALECTS",
     "SNIFF_ORDER",
+    "TELEMETRY",
+    "TELEMETRY_VOLATILE",
     "Detection",
     "Decoding",
     "Dialect",
@@ -487,5 +528,7 @@ __all__ = [
     "unit_open",
     "dialect_names",
     "get_dialect",
+    "is_telemetry_channel",
+    "session_file_dialect",
     "volatile_paths",
 ]

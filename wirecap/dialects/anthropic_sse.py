@@ -8,119 +8,103 @@ message. Usage is reported once at message_start and updated by message_delta (s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, hkey
-from wirecap.dialects.claude_code import usage_fields
+from wirecap.dialects import anthropic_stream as st
+from wirecap.dialects.anthropic_stream import BLOCK_ITEM, AnthropicStream, usage_fields
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
     ITEM_DELTA,
     ITEM_STARTED,
-    MESSAGE,
-    REASONING,
     TOOL_CALL,
     USAGE,
     Event,
 )
 
-_BLOCK_ITEM = {"text": MESSAGE, "thinking": REASONING, "redacted_thinking": REASONING, "tool_use": TOOL_CALL,
-               "server_tool_use": TOOL_CALL, "mcp_tool_use": TOOL_CALL}
-_DELTA = {"text_delta": ("text", "text"), "input_json_delta": ("partial_json", "arguments"),
-          "thinking_delta": ("thinking", "text")}
-
 
 class AnthropicSseDecoder(HttpDecoder):
+    """The stream's grammar is `anthropic_stream.AnthropicStream`'s (accumulating: a block's item is
+    completed at its `content_block_stop`, or at `message_stop` / the end for a block never stopped);
+    this decoder turns its outputs into events, one small handler per output class."""
+
     dialect = "anthropic-sse"
     terminal_name = "message_stop event"
 
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
         super().__init__(unit, options)
         self.mid: str | None = None
-        self.stop_reason: str | None = None
-        self.blocks: dict[Any, dict[str, Any]] = {}
+        self.stream = AnthropicStream(accumulate=True)
+        self._on: dict[type, Callable[[dict[str, Any], Any], list[Event]]] = {
+            st.BlockDelta: self._delta,
+            st.MessageStart: self._message_start,
+            st.BlockStart: self._block_start,
+            st.BlockStop: self._block_stop,
+            st.MessageDelta: self._message_delta,
+            st.MessageStop: self._message_stop,
+            st.StreamError: self._error,
+            st.Quiet: _nothing,
+            st.Problem: self._problem,
+        }
 
     def message_id(self) -> str | None:
         return self.mid
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
-        et = obj.get("type") or name
-        if et == "content_block_delta":
-            block = self.blocks.get(hkey(obj.get("index")))
-            delta = obj.get("delta")
-            if block is None or not isinstance(delta, dict):
-                return [self.unparsed(rec, "delta for a content block that was not started")]
-            spec = _DELTA.get(delta.get("type"))
-            if spec is None:
-                if delta.get("type") in ("signature_delta", "citations_delta"):
-                    return []
-                return [self.unparsed(rec, f"unknown delta type {delta.get('type')!r}")]
-            piece = delta.get(spec[0])
-            if isinstance(piece, str):
-                block["acc"].append(piece)
-            return [self.ev(ITEM_DELTA, rec, block["item"], block["id"], "assistant", {spec[1]: piece})]
-        if et == "message_start":
-            msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
-            self.mid = msg.get("id") if isinstance(msg.get("id"), str) else None
-            self.model = msg.get("model") or self.model
-            u = msg.get("usage")
-            if isinstance(u, dict):
-                return [self.ev(USAGE, rec, data={"model": self.model, "message_id": self.mid, **usage_fields(u),
-                                                  "scope": "message"})]
-            return []
-        if et == "content_block_start":
-            cb = obj.get("content_block")
-            if not isinstance(cb, dict) or cb.get("type") not in _BLOCK_ITEM:
-                return [self.unparsed(rec, f"unknown content block {cb!r:.60}")]
-            idx = hkey(obj.get("index"))
-            item = _BLOCK_ITEM[cb["type"]]
-            iid = cb.get("id") if item == TOOL_CALL and isinstance(cb.get("id"), str) else f"{self.mid}:{idx}"
-            data = {"name": cb.get("name"), "call_id": cb.get("id")} if item == TOOL_CALL else {}
-            self.blocks[idx] = {"id": iid, "item": item, "acc": [], "data": data, "type": cb["type"]}
-            return [self.ev(ITEM_STARTED, rec, item, iid, "assistant", dict(data))]
-        if et == "content_block_stop":
-            block = self.blocks.pop(hkey(obj.get("index")), None)
-            if block is None:
-                return [self.unparsed(rec, "stop for a content block that was not started")]
-            return [self._complete(rec, block)]
-        if et == "message_delta":
-            delta = obj.get("delta") if isinstance(obj.get("delta"), dict) else {}
-            if delta.get("stop_reason"):
-                self.stop_reason = delta["stop_reason"]
-            u = obj.get("usage")
-            if isinstance(u, dict):
-                data = {"model": self.model, "message_id": self.mid, "scope": "message"}
-                for k, v in usage_fields(u).items():
-                    if v or k == "output_tokens":
-                        data[k] = v
-                return [self.ev(USAGE, rec, data=data)]
-            return []
-        if et == "message_stop":
-            self.terminal = True
-            out = self.complete_open_items(rec)
-            return self.end_turn(rec, out, stop_reason=self.stop_reason, is_error=False)
-        if et == "ping":
-            return []
-        if et == "error":
-            self.terminal = True
-            out = self.error_event(rec, obj.get("error"))
-            return self.end_turn(rec, out, stop_reason="error", is_error=True)
-        return [self.unparsed(rec, f"unknown event type {et!r}")]
+        out = self.stream.feed(obj, name)
+        return self._on[out.__class__](rec, out)
 
-    def _complete(self, rec: dict[str, Any], block: dict[str, Any]) -> Event:
-        text = "".join(block["acc"])
-        if block["item"] == TOOL_CALL:
-            data = {**block["data"], "input": parse_args(text)}
-        elif block["type"] == "redacted_thinking":
+    def _delta(self, rec: dict[str, Any], out: st.BlockDelta) -> list[Event]:
+        block = out.block
+        return [self.ev(ITEM_DELTA, rec, block.item, block.id, "assistant", {out.field: out.piece})]
+
+    def _message_start(self, rec: dict[str, Any], out: st.MessageStart) -> list[Event]:
+        self.mid = out.message_id
+        self.model = out.model or self.model
+        if out.usage is None:
+            return []
+        return [self.ev(USAGE, rec, data={"model": self.model, "message_id": self.mid, **usage_fields(out.usage),
+                                          "scope": "message"})]
+
+    def _block_start(self, rec: dict[str, Any], out: st.BlockStart) -> list[Event]:
+        b = out.block
+        data = {"name": b.name, "call_id": b.call_id} if b.item == TOOL_CALL else {}
+        return [self.ev(ITEM_STARTED, rec, b.item, b.id, "assistant", data)]
+
+    def _block_stop(self, rec: dict[str, Any], out: st.BlockStop) -> list[Event]:
+        return [self._complete(rec, out.block)]
+
+    def _message_delta(self, rec: dict[str, Any], out: st.MessageDelta) -> list[Event]:
+        if out.counts is None:
+            return []
+        return [self.ev(USAGE, rec, data={"model": self.model, "message_id": self.mid, "scope": "message",
+                                          **out.counts})]
+
+    def _message_stop(self, rec: dict[str, Any], out: st.MessageStop) -> list[Event]:
+        self.terminal = True
+        events = [self._complete(rec, b) for b in out.unfinished]
+        return self.end_turn(rec, events, stop_reason=self.stream.stop_reason, is_error=False)
+
+    def _error(self, rec: dict[str, Any], out: st.StreamError) -> list[Event]:
+        self.terminal = True
+        return self.end_turn(rec, self.error_event(rec, out.error), stop_reason="error", is_error=True)
+
+    def _problem(self, rec: dict[str, Any], out: st.Problem) -> list[Event]:
+        return [self.unparsed(rec, out.reason)]
+
+    def _complete(self, rec: dict[str, Any], block: st.Block) -> Event:
+        if block.item == TOOL_CALL:
+            data = {"name": block.name, "call_id": block.call_id, "input": parse_args(block.text())}
+        elif block.type == "redacted_thinking":
             data = {"text": None, "redacted": True}
         else:
-            data = {"text": text}
-        return self.ev(ITEM_COMPLETED, rec, block["item"], block["id"], "assistant", data)
+            data = {"text": block.text()}
+        return self.ev(ITEM_COMPLETED, rec, block.item, block.id, "assistant", data)
 
     def complete_open_items(self, rec: dict[str, Any]) -> list[Event]:
-        out = [self._complete(rec, b) for b in self.blocks.values()]
-        self.blocks.clear()
-        return out
+        return [self._complete(rec, b) for b in self.stream.take_unfinished()]
 
     def on_body(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         if obj.get("type") == "error":
@@ -130,12 +114,14 @@ class AnthropicSseDecoder(HttpDecoder):
         self.mid = obj.get("id") if isinstance(obj.get("id"), str) else None
         self.model = obj.get("model") or self.model
         out: list[Event] = []
-        content = obj.get("content") if isinstance(obj.get("content"), list) else []
+        content = obj.get("content")
+        if not isinstance(content, list):
+            content = []
         for i, b in enumerate(content):
-            if not isinstance(b, dict) or b.get("type") not in _BLOCK_ITEM:
+            if not isinstance(b, dict) or b.get("type") not in BLOCK_ITEM:
                 out.append(self.unparsed(rec, f"unknown content block {b!r:.60}"))
                 continue
-            item = _BLOCK_ITEM[b["type"]]
+            item = BLOCK_ITEM[b["type"]]
             if item == TOOL_CALL:
                 out.append(self.ev(ITEM_COMPLETED, rec, item, b.get("id"), "assistant",
                                    {"name": b.get("name"), "call_id": b.get("id"), "input": b.get("input")}))
@@ -195,3 +181,7 @@ DIALECT = Dialect(
     sniff=sniff,
     priority=90,
 )
+
+
+def _nothing(rec: dict[str, Any], out: Any) -> list[Event]:
+    return []

@@ -64,6 +64,11 @@ class Dialect:
     reason to say no) and never raises. The driver asks the sniffs of the unit's transport in
     ascending `priority`: more specific dialects (CodeBuddy before the Claude Code it extends,
     session files before streams) come first.
+
+    `volatile` are the paths (normalize syntax) of the fields that change run to run: the one list
+    replay matching and `diff --level wire` hide (`wirecap.dialects.volatile_paths`). `session_file`
+    marks a file the agent writes itself (a session log, a rollout), which `wirecap import` recognizes
+    by one of its lines (`wirecap.dialects.session_file_dialect`).
     """
 
     name: str
@@ -75,6 +80,7 @@ class Dialect:
     sniff: Sniff | None = None
     priority: int = 100
     known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
+    session_file: bool = False  # a log the agent writes itself (imported with `wirecap import`), not a live stream
 
 
 # --- what sniffs read ----------------------------------------------------------------------------------
@@ -171,7 +177,7 @@ def _names_of(word: str, package: bool = False) -> tuple[str, ...]:
     if package and "@" in base[1:]:  # a package spec: name@version (the scope, @scope, is a folder part)
         base = base[: base.index("@", 1)]
     for ext in _EXTS:
-        if base.endswith(ext):
+        if base.endswith(ext) and len(base) > len(ext):  # (a word that is only `.js` keeps its name)
             base = base[: -len(ext)]
     return (base, *reversed(parts[:-1]))
 
@@ -190,7 +196,33 @@ def _command_words(line: str) -> list[str] | None:
         return None
 
 
-def _after(spec: _Launcher, words: list[str], k: int) -> tuple[int, list[str] | None, str | None]:
+_NO_PROGRAM: tuple[int, None, None] = (-1, None, None)
+_After = tuple[int, list[str] | None, str | None]
+
+
+def _next_word(words: list[Any], k: int) -> Any:
+    return words[k + 1] if k + 1 < len(words) else None
+
+
+def _option(spec: _Launcher, words: list[Any], k: int) -> int | _After:
+    """The option words[k] of a launcher: how many words it takes (itself and its value), or, when
+    what follows is not a program name, `_after`'s answer (code to evaluate, a command line to read,
+    a module to run)."""
+    w = words[k]
+    opt, eq, val = w.partition("=")
+    if opt in spec.evals:
+        return _NO_PROGRAM
+    if opt in spec.cmd_longs or (spec.cmd_letter and w[0] == "-" and w[1] != "-" and spec.cmd_letter in w[1:]):
+        if not eq:
+            val = _next_word(words, k)
+        return (-1, _command_words(val), None) if isinstance(val, str) else _NO_PROGRAM
+    if spec.module is not None and opt == spec.module:
+        val = val if eq else _next_word(words, k)
+        return -1, None, val if isinstance(val, str) else None
+    return 2 if (not eq and opt in spec.values) else 1
+
+
+def _after(spec: _Launcher, words: list[Any], k: int) -> _After:
     """Skip what a launcher takes before the program it runs, from words[k]: (index of the program
     word, a command line's words to read instead, or the module a `-m` option names). (-1, None, None)
     when no program follows (code to evaluate, a word that is not a string, the end of the words)."""
@@ -198,23 +230,15 @@ def _after(spec: _Launcher, words: list[str], k: int) -> tuple[int, list[str] | 
     while k < len(words):
         w = words[k]
         if not isinstance(w, str):
-            return -1, None, None
+            return _NO_PROGRAM
         if w == "--":
             return k + 1, None, None
         if len(w) > 1 and (w[0] == "-" or (w[0] == "+" and spec is _SHELL)):
-            opt, eq, val = w.partition("=")
-            if opt in spec.evals:
-                return -1, None, None
-            if opt in spec.cmd_longs or (spec.cmd_letter and w[0] == "-" and w[1] != "-" and spec.cmd_letter in w[1:]):
-                if not eq:
-                    val = words[k + 1] if k + 1 < len(words) else None
-                return (-1, _command_words(val), None) if isinstance(val, str) else (-1, None, None)
-            if spec.module is not None and opt == spec.module:
-                val = val if eq else (words[k + 1] if k + 1 < len(words) else None)
-                return -1, None, val if isinstance(val, str) else None
-            k += 2 if (not eq and opt in spec.values) else 1
-            continue
-        if spec.assignments and _is_assignment(w):
+            step = _option(spec, words, k)
+            if isinstance(step, tuple):
+                return step
+            k += step
+        elif spec.assignments and _is_assignment(w):
             k += 1
         elif positionals:
             positionals -= 1
@@ -224,7 +248,7 @@ def _after(spec: _Launcher, words: list[str], k: int) -> tuple[int, list[str] | 
             k += 1
         else:
             return k, None, None
-    return -1, None, None
+    return _NO_PROGRAM
 
 
 def program_names(open_record: Any) -> tuple[str, ...]:
@@ -511,6 +535,11 @@ class Decoder:
     def status(self, rec: dict[str, Any], text: str, **data: Any) -> Event:
         data["text"] = text
         return self.ev(ITEM_COMPLETED, rec, item=STATUS, data=data)
+
+
+def as_dict(v: Any) -> dict[str, Any]:
+    """An object from untrusted JSON, else an empty one (so `.get` reads None)."""
+    return v if isinstance(v, dict) else {}
 
 
 def str_or_none(v: Any) -> str | None:

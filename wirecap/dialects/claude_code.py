@@ -15,8 +15,19 @@ Traps handled here (all seen in real output, see docs/dialects/claude-code.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from wirecap.dialects.anthropic_stream import (
+    DELTA_FIELD,
+    AnthropicStream,
+    Block,
+    BlockDelta,
+    MessageStart,
+    Output,
+    Problem,
+    usage_fields,
+)
 from wirecap.dialects.base import (
     ERROR_SEV,
     INFO,
@@ -24,8 +35,6 @@ from wirecap.dialects.base import (
     Decoder,
     Dialect,
     by_argv,
-    hkey,
-    num,
     out_msgs,
     str_or_none,
 )
@@ -47,22 +56,9 @@ from wirecap.events import (
     Event,
 )
 
-_BLOCK_ITEM = {
-    "text": MESSAGE,
-    "thinking": REASONING,
-    "redacted_thinking": REASONING,
-    "tool_use": TOOL_CALL,
-    "server_tool_use": TOOL_CALL,
-    "mcp_tool_use": TOOL_CALL,
-}
-_DELTA_FIELD = {
-    "text_delta": ("text", "text"),
-    "input_json_delta": ("partial_json", "arguments"),
-    "thinking_delta": ("thinking", "text"),
-}
-_QUIET_DELTAS = frozenset(("signature_delta", "citations_delta"))
-_QUIET_STREAM = frozenset(("content_block_stop", "ping"))
-
+# stream events that say nothing and change no state: answered without asking the stream machine
+_QUIET_STREAM = "ping"
+_TOOL_BLOCKS = frozenset(("tool_use", "server_tool_use", "mcp_tool_use"))
 
 def user_content(dec: Decoder, rec: dict[str, Any], content: Any,
                  tool_uses: dict[str, Any]) -> tuple[list[str], list[Event]] | None:
@@ -104,33 +100,56 @@ def result_text(content: Any) -> Any:
     """A tool_result's content as text when it is text blocks; other shapes are kept as they are."""
     if isinstance(content, list):
         parts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        if parts and all(isinstance(p, str) for p in parts) and len(parts) == len(content):
-            return "\n".join(parts)
+        texts = [p for p in parts if isinstance(p, str)]
+        if texts and len(texts) == len(content):
+            return "\n".join(texts)
     return content
 
 
-_MISSING = object()
+def assistant_block(dec: Decoder, rec: dict[str, Any], block: Any, mid: str | None, role: str,
+                    tool_uses: dict[str, tuple[str, int | None, str | None]]) -> Event:
+    """A completed content block of an assistant message (Anthropic shape) as its item.completed event,
+    as Claude Code writes it on stdout and in its session files: text, thinking (redacted or not), a
+    tool use (remembered in `tool_uses` by id until its result comes), a server tool's result (which
+    answers its call); an `unparsed` event for anything else. Items without an id of their own take
+    the message id `mid`. One home for both decoders (`claude_code`, `claude_session`)."""
+    if block.__class__ is not dict:
+        return dec.unparsed(rec, "content block is not an object")
+    bt = block.get("type")
+    if bt == "text":
+        return dec.ev(ITEM_COMPLETED, rec, MESSAGE, mid, role, {"text": block.get("text")})
+    if bt == "thinking":
+        return dec.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": block.get("thinking")})
+    if bt == "redacted_thinking":
+        return dec.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": None, "redacted": True})
+    if bt in _TOOL_BLOCKS:
+        cid = block.get("id")
+        if cid.__class__ is not str:
+            cid = None
+        if cid is not None:
+            tool_uses[cid] = (str(block.get("name")), rec.get("seq"), rec.get("ch"))
+        return dec.ev(ITEM_COMPLETED, rec, TOOL_CALL, mid if cid is None else cid, role,
+                      {"name": block.get("name"), "input": block.get("input"), "call_id": cid})
+    if isinstance(bt, str) and bt.endswith("_tool_result"):  # server tool results (web search, ...)
+        cid = str_or_none(block.get("tool_use_id"))
+        if cid is not None:
+            tool_uses.pop(cid, None)
+        return dec.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, role,
+                      {"call_id": cid, "output": block.get("content"), "is_error": False})
+    return dec.unparsed(rec, f"unknown content block type {bt!r}")
 
 
-def _count(u: dict[str, Any], snake: str, camel: str) -> int | float:
-    """u[snake], else u[camel], else 0, through `num` (an int takes the short way)."""
-    v = u.get(snake, _MISSING)
-    if v is _MISSING:
-        v = u.get(camel, 0)
-    return v if v.__class__ is int else num(v)
-
-
-def usage_fields(u: dict[str, Any]) -> dict[str, Any]:
-    """Anthropic usage (input excludes cache) in universal names; both spellings (snake, camel) read."""
-    return {
-        "input_tokens": _count(u, "input_tokens", "inputTokens"),
-        "output_tokens": _count(u, "output_tokens", "outputTokens"),
-        "cache_read_tokens": _count(u, "cache_read_input_tokens", "cacheReadInputTokens"),
-        "cache_creation_tokens": _count(u, "cache_creation_input_tokens", "cacheCreationInputTokens"),
-    }
+def _price(v: Any) -> int | float | None:
+    """A cost from untrusted JSON: a number, else None."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 class ClaudeCodeDecoder(StreamDecoder):
+    """Claude Code stream-json. The partial messages (`stream_event` lines) go through the one
+    Anthropic stream machine (`anthropic_stream.AnthropicStream`, not accumulating: the assistant lines
+    that follow give each block whole); this decoder maps its outputs to events, one handler per
+    output class, and adds what only stdout shows (an abandoned stream, `cc-stream-abandoned`)."""
+
     dialect = "claude-code"
     usage_is_snapshot = True  # per-message usage on `assistant` lines is the message_start snapshot
 
@@ -146,13 +165,14 @@ class ClaudeCodeDecoder(StreamDecoder):
         self.usage_seen: set[str] = set()
         self.tool_uses: dict[str, tuple[str, int | None, str | None]] = {}
         self.control_pending: dict[str, dict[str, Any]] = {}
-        self.stream_mid: str | None = None
-        self.blocks: dict[Any, tuple[str, str]] = {}
+        self.stream = AnthropicStream()
+        self.blocks = self.stream.blocks  # (the machine's own dict: read by the hot path of feed_msg)
+        self.stream_mid: str | None = None  # the id of the streamed message, as this decoder last saw it
         self.first_content: dict[str, Any] | None = None
         self.out_lines = 0  # stdout objects seen (a `result` as the first is `--output-format json`)
         self.single_result = False  # the `--output-format json` form: one result object, no init by design
         self.stream_open: dict[str, Any] | None = None  # the message_start of a streamed message not stopped yet
-        self._dispatch = {
+        self._dispatch: dict[Any, Callable[[dict[str, Any], dict[str, Any]], list[Event]]] = {
             "system": self._system,
             "assistant": self._assistant,
             "user": self._user,
@@ -163,14 +183,17 @@ class ClaudeCodeDecoder(StreamDecoder):
             "control_cancel_request": self._control_cancel,
             "keep_alive": self._quiet,
         }
-        self._stream_dispatch = {
+        # stream event type -> handler: each asks the stream machine's step for that type (an unknown
+        # type goes to the machine's `feed`, which says so)
+        self._stream_dispatch: dict[str, Callable[[dict[str, Any], dict[str, Any]], list[Event]]] = {
             "content_block_delta": self._block_delta,
             "content_block_start": self._block_start,
+            "content_block_stop": self._block_stop,
             "message_start": self._message_start,
             "message_delta": self._message_delta,
             "message_stop": self._message_stop,
             "error": self._stream_error,
-            **dict.fromkeys(_QUIET_STREAM, self._quiet),
+            _QUIET_STREAM: self._quiet,
         }
 
     def msg_type(self, rec: dict[str, Any]) -> str:
@@ -184,30 +207,34 @@ class ClaudeCodeDecoder(StreamDecoder):
         return super().msg_type(rec)
 
     def feed_msg(self, rec: dict[str, Any]) -> list[Event]:
-        # Hot path: a text / tool-input / thinking delta of a started block, or a quiet stream event
-        # (most lines of a --include-partial-messages run); other lines of a stdout/stdin channel go
-        # straight to their handler. Plain subscripts: anything unexpected (a missing key, a value
-        # of the wrong type, a channel seen for the first time) takes the full path of on_object.
-        # Handlers run outside the first try (an error in one must not run it twice) and inside the
-        # second (a decoder bug becomes an `unparsed` event, as in `feed`).
+        # Hot path: a text / tool-input / thinking delta of a started block, or a ping (most lines of a
+        # --include-partial-messages run): the delta read straight from the stream machine's state, as
+        # its contract allows (anthropic_stream); other lines of a stdout/stdin channel go straight to
+        # their handler. Plain subscripts: anything unexpected (a missing key, a value of the wrong
+        # type, a channel seen for the first time) takes the full path of on_object. Handlers run
+        # outside the first try (an error in one must not run it twice) and inside the second (a
+        # decoder bug becomes an `unparsed` event, as in `feed`).
         self._last = rec
         handler = None
         try:
             obj = rec["json"]
             t = obj["type"]
-            if self.is_out[rec["ch"]]:
+            ch = rec["ch"]
+            if self.is_out[ch]:
                 self.out_lines += 1
                 if t == "stream_event":
                     ev = obj["event"]
                     et = ev["type"]
                     if et == "content_block_delta":
                         delta = ev["delta"]
-                        spec = _DELTA_FIELD[delta["type"]]
+                        spec = DELTA_FIELD[delta["type"]]
                         block = self.blocks[ev["index"]]
-                        return [Event(ITEM_DELTA, rec["ch"], (rec["seq"],), rec["t"], self.dialect, block[1],
-                                      block[0], "assistant", {spec[1]: delta[spec[0]]})]
-                    if et in _QUIET_STREAM:
+                        return [Event(ITEM_DELTA, ch, (rec["seq"],), rec["t"], self.dialect, block.item,
+                                      block.id, "assistant", {spec[1]: delta[spec[0]]})]
+                    if et == _QUIET_STREAM:
                         return []
+                    if et == "content_block_stop" and self.blocks.pop(ev["index"], None) is not None:
+                        return []  # (the machine's block_stop of a started block; see anthropic_stream)
                     handler = self._stream_dispatch[et]
                     obj = ev
                 else:
@@ -225,7 +252,7 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         self.out_lines += 1
-        handler = self._dispatch.get(obj.get("type"))  # type: ignore[arg-type]
+        handler = self._dispatch.get(obj.get("type"))
         if handler is None:
             return self.other(rec, obj)
         return handler(rec, obj)
@@ -261,19 +288,7 @@ class ClaudeCodeDecoder(StreamDecoder):
     def _system(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         sub = obj.get("subtype")
         if sub == "init":
-            self.saw_init = True
-            sid = str_or_none(obj.get("session_id"))
-            model = str_or_none(obj.get("model"))
-            if self.model is None or model:
-                self.model = model or self.model
-            if self.session_id is not None and sid == self.session_id:
-                return [self.status(rec, "init", subtype="init", model=model,
-                                    permission_mode=obj.get("permissionMode"))]
-            self.session_id = sid
-            data = {"session_id": sid, "model": model, "cwd": obj.get("cwd"), "tools": obj.get("tools"),
-                    "version": obj.get("claude_code_version") or obj.get("version"),
-                    "permission_mode": obj.get("permissionMode")}
-            return [self.ev(SESSION_STARTED, rec, data=data)]
+            return self._init(rec, obj)
         if not isinstance(sub, str):
             return [self.unparsed(rec, "system message without a subtype")]
         out: list[Event] = []
@@ -287,6 +302,21 @@ class ClaudeCodeDecoder(StreamDecoder):
         out.append(self.status(rec, text, subtype=sub))
         return out
 
+    def _init(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        self.saw_init = True
+        sid = str_or_none(obj.get("session_id"))
+        model = str_or_none(obj.get("model"))
+        if self.model is None or model:
+            self.model = model or self.model
+        if self.session_id is not None and sid == self.session_id:
+            return [self.status(rec, "init", subtype="init", model=model,
+                                permission_mode=obj.get("permissionMode"))]
+        self.session_id = sid
+        data = {"session_id": sid, "model": model, "cwd": obj.get("cwd"), "tools": obj.get("tools"),
+                "version": obj.get("claude_code_version") or obj.get("version"),
+                "permission_mode": obj.get("permissionMode")}
+        return [self.ev(SESSION_STARTED, rec, data=data)]
+
     # --- assistant -----------------------------------------------------------------------------------
     def _assistant(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         msg = obj.get("message")
@@ -295,40 +325,60 @@ class ClaudeCodeDecoder(StreamDecoder):
         out: list[Event] = []
         self._content_started(rec, out)
         mid = msg.get("id")
-        mid = mid if isinstance(mid, str) else None
+        if mid.__class__ is not str:
+            mid = None
         if self.stream_open is not None and mid != self.stream_mid and obj.get("parent_tool_use_id") is None:
             out.extend(self._abandon(rec, f"the assistant line of {mid}"))
-        model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
         synthetic = self.made_up(obj, msg)  # by the client (an API error after its retries), not the model
         content = msg.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            out.append(self.unparsed(rec, "assistant message content is not a list"))
-            content = []
+        if content.__class__ is not list:
+            content = self._content(rec, content, out)
         for block in content:
-            ev = self._block(rec, block, mid)
+            ev = assistant_block(self, rec, block, mid, "assistant", self.tool_uses)
             if synthetic:
                 ev.data["synthetic"] = True
             out.append(ev)
         usage = msg.get("usage")
         if usage.__class__ is dict and not synthetic and (mid is None or mid not in self.usage_seen):
-            if mid is not None:
-                self.usage_seen.add(mid)
-            data = {"model": model, "message_id": mid, **usage_fields(usage), "scope": "message"}
-            if self.usage_is_snapshot:
-                data["snapshot"] = True
-            out.append(self.ev(USAGE, rec, data=data))
+            out.append(self._message_usage(rec, msg, mid, usage))
         if obj.get("error") or synthetic:
-            text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)),
-                        None)
-            failed = synthetic and self.made_up_error(obj, text)
-            if obj.get("error") or failed:
-                data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
-                if failed:
-                    data["failed_call"] = True
-                out.append(self.ev(ERROR, rec, data=data))
+            out.extend(self._assistant_error(rec, obj, content, synthetic))
         return out
+
+    def _content(self, rec: dict[str, Any], content: Any, out: list[Event]) -> list[Any]:
+        """An assistant message's content as a list of blocks (a string is one text block; anything
+        else is no block, and an `unparsed` event in `out`)."""
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}]
+        if isinstance(content, list):
+            return content
+        out.append(self.unparsed(rec, "assistant message content is not a list"))
+        return []
+
+    def _message_usage(self, rec: dict[str, Any], msg: dict[str, Any], mid: str | None,
+                       usage: dict[str, Any]) -> Event:
+        """The usage of an assistant line whose message id was not seen yet (every block line repeats
+        it: the caller asks once per id)."""
+        if mid is not None:
+            self.usage_seen.add(mid)
+        model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
+        data = {"model": model, "message_id": mid, **usage_fields(usage), "scope": "message"}
+        if self.usage_is_snapshot:
+            data["snapshot"] = True
+        return self.ev(USAGE, rec, data=data)
+
+    def _assistant_error(self, rec: dict[str, Any], obj: dict[str, Any], content: list[Any],
+                         synthetic: bool) -> list[Event]:
+        """The error event of an assistant line with an `error`, or of a made-up message reporting a
+        failed API call (`failed_call`)."""
+        text = next((b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)), None)
+        failed = synthetic and self.made_up_error(obj, text)
+        if not (obj.get("error") or failed):
+            return []
+        data = {"message": str(obj.get("error") or text), "code": None, "fatal": False}
+        if failed:
+            data["failed_call"] = True
+        return [self.ev(ERROR, rec, data=data)]
 
     def made_up(self, obj: dict[str, Any], msg: dict[str, Any]) -> bool:
         """An assistant message the client wrote itself (Claude Code: `model: "<synthetic>"`), not an LLM answer."""
@@ -338,30 +388,6 @@ class ClaudeCodeDecoder(StreamDecoder):
         """Whether a made-up message reports a failed API call (Claude Code also makes up messages such as
         "No response requested." or "[Request interrupted by user]", which are no failure)."""
         return bool(obj.get("error")) or obj.get("isApiErrorMessage") is True or (text or "").startswith("API Error")
-
-    def _block(self, rec: dict[str, Any], block: Any, mid: str | None) -> Event:
-        if block.__class__ is not dict:
-            return self.unparsed(rec, "content block is not an object")
-        bt = block.get("type")
-        if bt == "text":
-            return self.ev(ITEM_COMPLETED, rec, MESSAGE, mid, "assistant", {"text": block.get("text")})
-        if bt == "thinking":
-            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, "assistant", {"text": block.get("thinking")})
-        if bt == "redacted_thinking":
-            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, "assistant", {"text": None, "redacted": True})
-        if bt in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            cid = block.get("id")
-            name = block.get("name")
-            if isinstance(cid, str):
-                self.tool_uses[cid] = (str(name), rec.get("seq"), rec.get("ch"))
-            return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid if isinstance(cid, str) else mid, "assistant",
-                           {"name": name, "input": block.get("input"), "call_id": cid})
-        if isinstance(bt, str) and bt.endswith("_tool_result"):  # server tool results (web search, ...)
-            cid = block.get("tool_use_id")
-            self.tool_uses.pop(cid, None) if isinstance(cid, str) else None
-            return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "assistant",
-                           {"call_id": cid, "output": block.get("content"), "is_error": False})
-        return self.unparsed(rec, f"unknown content block type {bt!r}")
 
     # --- user ------------------------------------------------------------------------------------------
     def _user(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
@@ -386,106 +412,109 @@ class ClaudeCodeDecoder(StreamDecoder):
     def _result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
         if self.results == 0 and not self.saw_init and not self.saw_content and self.out_lines <= 1:
-            # `--output-format json`: the run's only output is its result; its text is the reply
-            self.single_result = True
-            out.append(self.ev(TURN_STARTED, rec, data={}))
-            if isinstance(obj.get("result"), str) and obj.get("is_error") is not True:
-                out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj["result"]}))
+            out.extend(self._single_result(rec, obj))
         self.results += 1
         out.extend(self._abandon(rec, "the result"))
         sub = obj.get("subtype")
-        is_error = obj.get("is_error") is True
-        cost = obj.get("total_cost_usd")
-        cost = cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
-        model_usage = obj.get("modelUsage")
-        if isinstance(model_usage, dict) and model_usage:
-            for model, mu in model_usage.items():
-                if not isinstance(mu, dict):
-                    continue
-                c = mu.get("costUSD", mu.get("cost_usd"))
-                out.append(self.ev(USAGE, rec, data={
-                    "model": model, "message_id": None, **usage_fields(mu),
-                    "cost_usd": c if isinstance(c, (int, float)) and not isinstance(c, bool) else None,
-                    "scope": "session"}))
-        elif isinstance(obj.get("usage"), dict):
-            out.append(self.ev(USAGE, rec, data={
-                "model": self.model, "message_id": None, **usage_fields(obj["usage"]), "cost_usd": cost,
-                "scope": "session"}))
+        failed = obj.get("is_error") is True or (isinstance(sub, str) and sub != "success")
+        cost = _price(obj.get("total_cost_usd"))
+        out.extend(self._session_usage(rec, obj, cost))
         result = obj.get("result")
-        if is_error or (isinstance(sub, str) and sub != "success"):
-            errs = obj.get("errors")
-            message = result if isinstance(result, str) and result else (
-                "; ".join(map(str, errs)) if isinstance(errs, list) and errs else f"result {sub}")
-            out.append(self.ev(ERROR, rec, data={"message": message, "code": obj.get("api_error_status") or sub,
-                                                 "fatal": True}))
-            self.error_result = rec
-            self.find(ERROR_SEV, "cc-result-error",
-                      f"result subtype {sub!r} with is_error {obj.get('is_error')!r}: {str(message)[:120]}", rec)
+        if failed:
+            out.append(self._result_error(rec, obj, sub, result))
         elif result == "" or (result is None and sub == "success"):
             self.find(WARNING, "cc-empty-result", "successful result with empty result text", rec)
-        denials = obj.get("permission_denials")
-        if isinstance(denials, list) and denials:
-            names = sorted({str(d.get("tool_name")) for d in denials if isinstance(d, dict)})
-            self.find(WARNING, "cc-permission-denied",
-                      f"{len(denials)} permission denial(s): {', '.join(names)}", rec)
+        self._denials(rec, obj.get("permission_denials"))
         out.append(self.ev(TURN_ENDED, rec, data={
-            "stop_reason": obj.get("stop_reason"), "is_error": is_error or (isinstance(sub, str) and sub != "success"),
-            "result": result, "subtype": sub, "num_turns": obj.get("num_turns"),
-            "duration_ms": obj.get("duration_ms"), "cost_usd": cost}))
+            "stop_reason": obj.get("stop_reason"), "is_error": failed, "result": result, "subtype": sub,
+            "num_turns": obj.get("num_turns"), "duration_ms": obj.get("duration_ms"), "cost_usd": cost}))
         self.in_turn = False
         return out
 
-    # --- partial messages ---------------------------------------------------------------------------
+    def _single_result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        """`--output-format json`: the run's only output is its result; its text is the reply."""
+        self.single_result = True
+        out = [self.ev(TURN_STARTED, rec, data={})]
+        if isinstance(obj.get("result"), str) and obj.get("is_error") is not True:
+            out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, None, "assistant", {"text": obj["result"]}))
+        return out
+
+    def _session_usage(self, rec: dict[str, Any], obj: dict[str, Any], cost: int | float | None) -> list[Event]:
+        """The result's totals, scope "session": per model (`modelUsage`, each with its cost), else `usage`."""
+        model_usage = obj.get("modelUsage")
+        if isinstance(model_usage, dict) and model_usage:
+            return [self.ev(USAGE, rec, data={
+                "model": model, "message_id": None, **usage_fields(mu),
+                "cost_usd": _price(mu.get("costUSD", mu.get("cost_usd"))), "scope": "session"})
+                for model, mu in model_usage.items() if isinstance(mu, dict)]
+        if isinstance(obj.get("usage"), dict):
+            return [self.ev(USAGE, rec, data={
+                "model": self.model, "message_id": None, **usage_fields(obj["usage"]), "cost_usd": cost,
+                "scope": "session"})]
+        return []
+
+    def _result_error(self, rec: dict[str, Any], obj: dict[str, Any], sub: Any, result: Any) -> Event:
+        """A failed result (is_error, or an error subtype): its error event and `cc-result-error`."""
+        errs = obj.get("errors")
+        message = result if isinstance(result, str) and result else (
+            "; ".join(map(str, errs)) if isinstance(errs, list) and errs else f"result {sub}")
+        self.error_result = rec
+        self.find(ERROR_SEV, "cc-result-error",
+                  f"result subtype {sub!r} with is_error {obj.get('is_error')!r}: {str(message)[:120]}", rec)
+        return self.ev(ERROR, rec, data={"message": message, "code": obj.get("api_error_status") or sub, "fatal": True})
+
+    def _denials(self, rec: dict[str, Any], denials: Any) -> None:
+        if isinstance(denials, list) and denials:
+            names = sorted({str(d.get("tool_name")) for d in denials if isinstance(d, dict)})
+            self.find(WARNING, "cc-permission-denied", f"{len(denials)} permission denial(s): {', '.join(names)}", rec)
+
+    # --- partial messages: the outputs of the Anthropic stream machine ------------------------------------
     def _stream_event(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         ev = obj.get("event")
         if ev.__class__ is not dict:
             return [self.unparsed(rec, "stream_event without an event object")]
+        return self._stream_out(rec, ev)
+
+    def _stream_out(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
         et = ev.get("type")
-        handler = self._stream_dispatch.get(et)  # (an unhashable type raises: a decoder-error finding)
+        handler = self._stream_dispatch.get(et) if isinstance(et, str) else None
         if handler is None:
-            return [self.unparsed(rec, f"unknown stream event type {et!r}")]
+            return self._problem(rec, self.stream.feed(ev))
         return handler(rec, ev)
 
+    def _problem(self, rec: dict[str, Any], out: Output | Block) -> list[Event]:
+        """An `unparsed` event for what the stream machine did not take (a `Problem`), else nothing."""
+        return [self.unparsed(rec, out.reason)] if isinstance(out, Problem) else []
+
     def _block_delta(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        delta = ev.get("delta")
-        if delta.__class__ is dict:
-            dt = delta.get("type")
-            spec = _DELTA_FIELD.get(dt)
-            if spec is not None:
-                idx = ev.get("index")
-                block = self.blocks.get(idx if idx.__class__ is int else hkey(idx))
-                if block is None:
-                    return [self.unparsed(rec, "delta for a content block that was not started")]
-                return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),
-                              self.dialect, block[1], block[0], "assistant", {spec[1]: delta.get(spec[0])})]
-            if dt in _QUIET_DELTAS:
-                return []
-        return [self.unparsed(rec, f"unknown content_block_delta {delta!r:.60}")]
+        out = self.stream.block_delta(ev)
+        if not isinstance(out, BlockDelta):
+            return self._problem(rec, out)
+        block = out.block
+        return [Event(ITEM_DELTA, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0),
+                      self.dialect, block.item, block.id, "assistant", {out.field: out.piece})]
 
     def _message_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        msg = ev.get("message")
-        if msg.__class__ is not dict:
-            return [self.unparsed(rec, "message_start without a message")]
-        out: list[Event] = []
+        out = self.stream.message_start(ev)
+        if not isinstance(out, MessageStart):
+            return self._problem(rec, out)
+        events: list[Event] = []
         if not (self.saw_content and self.in_turn):
-            self._content_started(rec, out)
-        mid = msg.get("id")
-        if not isinstance(mid, str):
-            mid = None
-        out.extend(self._abandon(rec, "a new message_start"))
+            self._content_started(rec, events)
+        mid = out.message_id
+        events.extend(self._abandon(rec, "a new message_start"))
         self.stream_open = rec
         self.stream_mid = mid
-        self.blocks = {}
-        usage = msg.get("usage")
-        if usage.__class__ is dict and (mid is None or mid not in self.usage_seen):
+        if out.usage is not None and (mid is None or mid not in self.usage_seen):
             if mid is not None:
                 self.usage_seen.add(mid)
-            out.append(self.ev(USAGE, rec, data={
-                "model": msg.get("model") or self.model, "message_id": mid, **usage_fields(usage),
+            events.append(self.ev(USAGE, rec, data={
+                "model": out.model or self.model, "message_id": mid, **usage_fields(out.usage),
                 "scope": "message", "snapshot": True}))
-        return out
+        return events
 
     def _message_stop(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        self.stream.message_stop(ev)
         self.stream_open = None
         return []
 
@@ -506,37 +535,30 @@ class ClaudeCodeDecoder(StreamDecoder):
                                           "message_id": self.stream_mid})]
 
     def _block_start(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        block = ev.get("content_block")
-        if block.__class__ is not dict:
-            return [self.unparsed(rec, "content_block_start without a block")]
-        item = _BLOCK_ITEM.get(block.get("type"))
-        if item is None:
-            return [self.unparsed(rec, f"unknown content block type {block.get('type')!r}")]
-        idx = ev.get("index")
-        if idx.__class__ is not int:
-            idx = hkey(idx)
-        if item == TOOL_CALL:
-            bid = block.get("id")
-            iid = bid if isinstance(bid, str) else f"{self.stream_mid}:{idx}"
-            data = {"name": block.get("name"), "call_id": bid}
-        else:
-            iid = f"{self.stream_mid}:{idx}"
-            data = {}
-        self.blocks[idx] = (iid, item)
-        return [self.ev(ITEM_STARTED, rec, item, iid, "assistant", data)]
+        b = self.stream.block_start(ev)
+        if type(b) is not Block:
+            return self._problem(rec, b)
+        item = b.item
+        data = {"name": b.name, "call_id": b.call_id} if item == TOOL_CALL else {}
+        # (self.ev without its checks: the machine's ids are strings)
+        return [Event(ITEM_STARTED, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0), self.dialect,
+                      item, b.id, "assistant", data)]
+
+    def _block_stop(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
+        b = self.stream.block_stop(ev)
+        return [] if type(b) is Block else self._problem(rec, b)
 
     def _message_delta(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        usage = ev.get("usage")
-        if usage.__class__ is not dict:
+        counts = self.stream.message_delta(ev)
+        if counts is None:
             return []
-        data = {"model": self.model, "message_id": self.stream_mid, "scope": "message"}
-        for k, v in usage_fields(usage).items():
-            if v or k == "output_tokens":
-                data[k] = v
-        return [self.ev(USAGE, rec, data=data)]
+        return [self.ev(USAGE, rec, data={"model": self.model, "message_id": self.stream_mid, "scope": "message",
+                                          **counts})]
 
     def _stream_error(self, rec: dict[str, Any], ev: dict[str, Any]) -> list[Event]:
-        err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
+        err = self.stream.error(ev).error
+        if not isinstance(err, dict):
+            err = {}
         return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type"), "fatal": True,
                                           "failed_call": True, "message_id": self.stream_mid})]
 
@@ -569,7 +591,9 @@ class ClaudeCodeDecoder(StreamDecoder):
         if resp.__class__ is not dict:
             return [self.unparsed(rec, "control_response without a response object")]
         self._answer(resp.get("request_id"))
-        inner = resp.get("response") if isinstance(resp.get("response"), dict) else {}
+        inner = resp.get("response")
+        if not isinstance(inner, dict):
+            inner = {}
         behavior = inner.get("behavior")
         data = {"control": "response", "request_id": resp.get("request_id"), "subtype": resp.get("subtype"),
                 "behavior": behavior}
@@ -647,7 +671,7 @@ def claude_line(obj: Any) -> str | None:
     if not isinstance(obj, dict):
         return None
     t = obj.get("type")
-    if t not in _CLAUDE_TYPES:
+    if not isinstance(t, str) or t not in _CLAUDE_TYPES:
         return None
     if t == "system":
         sub = obj.get("subtype")

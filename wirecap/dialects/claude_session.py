@@ -22,17 +22,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from wirecap.dialects.anthropic_stream import usage_fields
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none
-from wirecap.dialects.claude_code import result_text, usage_fields, user_content
+from wirecap.dialects.claude_code import assistant_block, result_text, user_content
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
     ITEM_COMPLETED,
     MESSAGE,
-    REASONING,
     SESSION_STARTED,
-    TOOL_CALL,
-    TOOL_RESULT,
     TURN_ENDED,
     TURN_STARTED,
     USAGE,
@@ -116,8 +114,8 @@ class ClaudeSessionDecoder(StreamDecoder):
             out.extend(self._user(rec, obj))
         elif t == "system":
             out.extend(self._system(rec, obj))
-        elif t in _NOTE_TYPES:
-            out.append(self._note(rec, obj, t))  # type: ignore[arg-type]
+        elif isinstance(t, str) and t in _NOTE_TYPES:
+            out.append(self._note(rec, obj, t))
         else:
             out.append(self.unparsed(rec, f"unknown session line type {t!r}"))
         return out
@@ -211,37 +209,13 @@ class ClaudeSessionDecoder(StreamDecoder):
             content = []
         role = "subagent" if self._side(obj) else "assistant"
         for block in content:
-            out.append(self._block(rec, block, mid, role))
+            out.append(assistant_block(self, rec, block, mid, role, self.tool_uses))
         if msg.get("stop_reason") is not None and role == "assistant":
             self.stop_reason = msg.get("stop_reason")
         usage = msg.get("usage")
         if isinstance(usage, dict):
             out.extend(self._usage(rec, mid, model or self.model, usage))
         return out
-
-    def _block(self, rec: dict[str, Any], block: Any, mid: str | None, role: str) -> Event:
-        if not isinstance(block, dict):
-            return self.unparsed(rec, "content block is not an object")
-        bt = block.get("type")
-        if bt == "text":
-            return self.ev(ITEM_COMPLETED, rec, MESSAGE, mid, role, {"text": block.get("text")})
-        if bt == "thinking":
-            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": block.get("thinking")})
-        if bt == "redacted_thinking":
-            return self.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": None, "redacted": True})
-        if bt in _TOOL_BLOCKS:
-            cid = str_or_none(block.get("id"))
-            if cid is not None:
-                self.tool_uses[cid] = (str(block.get("name")), rec.get("seq"), rec.get("ch"))
-            return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid or mid, role,
-                           {"name": block.get("name"), "input": block.get("input"), "call_id": cid})
-        if isinstance(bt, str) and bt.endswith("_tool_result"):  # server tool results (web search, ...)
-            cid = str_or_none(block.get("tool_use_id"))
-            if cid is not None:
-                self.tool_uses.pop(cid, None)
-            return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, role,
-                           {"call_id": cid, "output": block.get("content"), "is_error": False})
-        return self.unparsed(rec, f"unknown content block type {bt!r}")
 
     # --- user ------------------------------------------------------------------------------------------
     def _user(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
@@ -278,7 +252,9 @@ class ClaudeSessionDecoder(StreamDecoder):
     # --- system notes ------------------------------------------------------------------------------------
     def _system(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         sub = obj.get("subtype")
-        text = obj.get("content") if isinstance(obj.get("content"), str) else str(sub)
+        text = obj.get("content")
+        if not isinstance(text, str):
+            text = str(sub)
         out = [self.status(rec, text, subtype=sub, level=obj.get("level"))]
         if sub == "api_error":  # a failed attempt Claude Code retries (the final failure is an assistant line)
             err = obj.get("error")
@@ -361,6 +337,7 @@ DIALECT = Dialect(
     rules=RULES,
     sniff=sniff,
     priority=20,
+    session_file=True,
 )
 
 __all__ = ["DIALECT", "ClaudeSessionDecoder", "sniff"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import Dialect, by_argv, json_objects
+from wirecap.dialects.base import Dialect, as_dict, by_argv, json_objects
 from wirecap.dialects.claude_code import _VOLATILE, RULES, ClaudeCodeDecoder, claude_lines
 from wirecap.events import Event
 
@@ -32,7 +32,7 @@ class CodeBuddyDecoder(ClaudeCodeDecoder):
 
     def other(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         if obj.get("type") == "file-history-snapshot":
-            snap = obj.get("snapshot") if isinstance(obj.get("snapshot"), dict) else {}
+            snap = as_dict(obj.get("snapshot"))
             files = snap.get("trackedFileBackups")
             return [self.status(rec, "file-history-snapshot", subtype="file-history-snapshot",
                                 tracked_files=len(files) if isinstance(files, dict) else None)]

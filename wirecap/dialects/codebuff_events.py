@@ -94,46 +94,49 @@ class CodebuffEventsDecoder(StreamDecoder):
             self.started = True
             out.append(self.ev(SESSION_STARTED, rec, data={"session_id": None, "model": None}))
         kind = obj.get("kind") if "type" not in obj else None
-        if kind == "chunk":
-            chunk = obj.get("chunk")
-            if isinstance(chunk, str):
-                out.append(self.ev(ITEM_DELTA, rec, MESSAGE, None, "assistant", {"text": chunk}))
-                return out
-            if isinstance(chunk, dict):
-                mapped = print_mode_event(self, rec, chunk, in_chunk=True)
-                out.extend(mapped if mapped is not None else [self.unparsed(rec, f"unknown chunk type {chunk.get('type')!r}")])
-                return out
-            out.append(self.unparsed(rec, "chunk is neither text nor an object"))
-            return out
-        if kind == "event":
+        if kind is None:
+            out.extend(self._event(rec, obj))
+        elif kind == "event":  # the SDK's wrapper of a PrintModeEvent
             inner = obj.get("event")
-            if not isinstance(inner, dict):
-                out.append(self.unparsed(rec, "event wrapper without an event object"))
-                return out
-            obj = inner
+            out.extend(self._event(rec, inner) if isinstance(inner, dict)
+                       else [self.unparsed(rec, "event wrapper without an event object")])
+        elif kind == "chunk":
+            out.extend(self._chunk(rec, obj.get("chunk")))
         elif kind == "result":
-            output = obj.get("output")
-            value = output.get("value") if isinstance(output, dict) else None
-            if isinstance(value, list):  # message list: keep the last assistant text
-                texts = [b.get("text") for m in value if isinstance(m, dict) and isinstance(m.get("content"), list)
-                         for b in m["content"] if isinstance(b, dict) and b.get("type") == "text"]
-                value = texts[-1] if texts else value
-            is_error = isinstance(output, dict) and output.get("type") == "error"
-            if is_error:
-                self.find(ERROR_SEV, "cbe-run-error", f"the run ended with an error: {output.get('message')}", rec)
-            out.extend(self.end_session(rec, is_error=is_error, result=value, duration_ms=obj.get("ms")))
-            return out
-        elif kind is not None:
+            out.extend(self._result(rec, obj))
+        else:
             out.append(self.unparsed(rec, f"unknown wrapper kind {kind!r}"))
-            return out
+        return out
+
+    def _chunk(self, rec: dict[str, Any], chunk: Any) -> list[Event]:
+        """A streamed piece: text, or a PrintModeEvent object."""
+        if isinstance(chunk, str):
+            return [self.ev(ITEM_DELTA, rec, MESSAGE, None, "assistant", {"text": chunk})]
+        if not isinstance(chunk, dict):
+            return [self.unparsed(rec, "chunk is neither text nor an object")]
+        mapped = print_mode_event(self, rec, chunk, in_chunk=True)
+        return mapped if mapped is not None else [self.unparsed(rec, f"unknown chunk type {chunk.get('type')!r}")]
+
+    def _result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
+        """The SDK's run result: the session ends (its last assistant text as the result)."""
+        output = obj.get("output")
+        value = output.get("value") if isinstance(output, dict) else None
+        if isinstance(value, list):  # message list: keep the last assistant text
+            texts = [b.get("text") for m in value if isinstance(m, dict) and isinstance(m.get("content"), list)
+                     for b in m["content"] if isinstance(b, dict) and b.get("type") == "text"]
+            value = texts[-1] if texts else value
+        is_error = isinstance(output, dict) and output.get("type") == "error"
+        if isinstance(output, dict) and is_error:
+            self.find(ERROR_SEV, "cbe-run-error", f"the run ended with an error: {output.get('message')}", rec)
+        return self.end_session(rec, is_error=is_error, result=value, duration_ms=obj.get("ms"))
+
+    def _event(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         mapped = print_mode_event(self, rec, obj)
         if mapped is None:
-            out.append(self.unparsed(rec, f"unknown event type {obj.get('type')!r}"))
-        else:
-            if obj.get("type") == "error":
-                self.find(ERROR_SEV, "cbe-error-event", f"error event: {obj.get('message')}"[:160], rec)
-            out.extend(mapped)
-        return out
+            return [self.unparsed(rec, f"unknown event type {obj.get('type')!r}")]
+        if obj.get("type") == "error":
+            self.find(ERROR_SEV, "cbe-error-event", f"error event: {obj.get('message')}"[:160], rec)
+        return mapped
 
     def on_finish(self) -> list[Event]:
         if self.in_turn:
@@ -159,7 +162,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         if kind in ("event", "chunk", "result") and "type" not in obj:
             return f"Codebuff SDK event wrapper kind {kind!r}"
         t = obj.get("type")
-        if t in _EVENT_TYPES and "part" not in obj and "sessionID" not in obj:
+        if isinstance(t, str) and t in _EVENT_TYPES and "part" not in obj and "sessionID" not in obj:
             if t == "error" and not isinstance(obj.get("agentId"), str):
                 continue
             return f"Codebuff print-mode event {t!r}"

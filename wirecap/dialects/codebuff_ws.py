@@ -18,6 +18,7 @@ Envelopes: client `identify` / `subscribe` / `unsubscribe` / `ping` / `action` (
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects.base import (
@@ -84,6 +85,33 @@ class CodebuffWsDecoder(Decoder):
         self.unpaired: dict[tuple[str, str, str], list[str]] = {}
         self.alias: dict[str, str] = {}
         self.results_done: set[str] = set()
+        Handler = Callable[[dict[str, Any], dict[str, Any]], list[Event]]
+        self._client_actions: dict[str, Handler] = {
+            "init": self._c_init,
+            "prompt": self._c_prompt,
+            "user-input": self._c_user_input,
+            "read-files-response": self._c_read_files_response,
+            "tool-call-response": self._c_tool_call_response,
+            "cancel-user-input": self._c_cancel,
+            "mcp-tool-data": self._c_mcp_tool_data,
+        }
+        self._server_actions: dict[str, Handler] = {
+            "response-chunk": self._s_chunk,
+            "subagent-response-chunk": self._s_subagent_chunk,
+            "handlesteps-log-chunk": self._s_log_chunk,
+            "prompt-response": self._s_response,
+            "response-complete": self._s_response,
+            "prompt-error": self._s_prompt_error,
+            "read-files": self._s_read_files,
+            "tool-call-request": self._s_tool_call_request,
+            "tool-call": self._s_tool_call,
+            "init-response": self._s_usage,
+            "usage-response": self._s_usage,
+            "message-cost-response": self._s_cost,
+            "action-error": self._s_action_error,
+            "request-reconnect": self._s_note,
+            "request-mcp-tool-data": self._s_note,
+        }
 
     def msg_type(self, rec: dict[str, Any]) -> str:
         obj = rec.get("json")
@@ -160,82 +188,95 @@ class CodebuffWsDecoder(Decoder):
             return [self.ev(ERROR, rec, data={"message": str(msg), "code": "ack", "fatal": False, "txid": txid})]
         return []
 
-    # --- client actions ---------------------------------------------------------------------------------
+    # --- client actions: one handler per action type ------------------------------------------------------
     def _client_action(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         data = obj.get("data")
         if not isinstance(data, dict):
             return [self.unparsed(rec, "action without a data object")]
         at = data.get("type")
+        handler = self._client_actions.get(at) if isinstance(at, str) else None
+        if handler is None:
+            return [self.unparsed(rec, f"unknown client action {at!r}")]
+        return handler(rec, data)
+
+    def _c_init(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
-        if at == "init":
-            fc = data.get("fileContext") if isinstance(data.get("fileContext"), dict) else {}
-            self._session(rec, out, fingerprint_id=data.get("fingerprintId"),
-                          cwd=fc.get("currentWorkingDirectory") or fc.get("cwd"))
-            out.append(self.status(rec, "init", subtype="init"))
-            return out
-        if at == "prompt":
-            pid = str_or_none(data.get("promptId"))
-            state = data.get("sessionState")
-            fc = state.get("fileContext") if isinstance(state, dict) and isinstance(state.get("fileContext"), dict) else {}
-            self._session(rec, out, fingerprint_id=data.get("fingerprintId"), cwd=fc.get("cwd"))
-            self._open_prompt(pid, rec)
-            out.append(self.ev(TURN_STARTED, rec, id=pid, data={
-                "prompt": data.get("prompt"), "prompt_id": pid, "agent_id": data.get("agentId"),
-                "cost_mode": data.get("costMode"), "session_state": isinstance(state, dict),
-                "tool_results": len(data["toolResults"]) if isinstance(data.get("toolResults"), list) else None}))
-            return out
-        if at == "user-input":
-            uid = str_or_none(data.get("userInputId"))
-            text = _last_user_text(data.get("messages"))
-            self._session(rec, out, fingerprint_id=data.get("fingerprintId"))
-            if isinstance(text, str) and text.startswith(TOOL_RESULT_PREFIX):
-                self._open_prompt(uid, rec)
-                call_id = self.legacy_calls.pop(0) if self.legacy_calls else None
-                output = text[len(TOOL_RESULT_PREFIX):].lstrip()
-                if call_id is not None and self.alias.get(call_id, call_id) in self.results_done:
-                    out.append(self._tool_result(rec, call_id, {"output": output, "is_error": False}))
-                else:
-                    if call_id is not None:
-                        call_id = self.alias.get(call_id, call_id)
-                        self.results_done.add(call_id)
-                    out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, uid, "user",
-                                       {"call_id": call_id, "output": output, "is_error": False}))
-                return out
-            self._open_prompt(uid, rec)
+        fc = data.get("fileContext")
+        if not isinstance(fc, dict):
+            fc = {}
+        self._session(rec, out, fingerprint_id=data.get("fingerprintId"),
+                      cwd=fc.get("currentWorkingDirectory") or fc.get("cwd"))
+        out.append(self.status(rec, "init", subtype="init"))
+        return out
+
+    def _c_prompt(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        pid = str_or_none(data.get("promptId"))
+        state = data.get("sessionState")
+        fc = state.get("fileContext") if isinstance(state, dict) else None
+        if not isinstance(fc, dict):
+            fc = {}
+        self._session(rec, out, fingerprint_id=data.get("fingerprintId"), cwd=fc.get("cwd"))
+        self._open_prompt(pid, rec)
+        results = data.get("toolResults")
+        out.append(self.ev(TURN_STARTED, rec, id=pid, data={
+            "prompt": data.get("prompt"), "prompt_id": pid, "agent_id": data.get("agentId"),
+            "cost_mode": data.get("costMode"), "session_state": isinstance(state, dict),
+            "tool_results": len(results) if isinstance(results, list) else None}))
+        return out
+
+    def _c_user_input(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        uid = str_or_none(data.get("userInputId"))
+        text = _last_user_text(data.get("messages"))
+        self._session(rec, out, fingerprint_id=data.get("fingerprintId"))
+        self._open_prompt(uid, rec)
+        if isinstance(text, str) and text.startswith(TOOL_RESULT_PREFIX):
+            out.append(self._legacy_result(rec, uid, text[len(TOOL_RESULT_PREFIX):].lstrip()))
+        else:
             out.append(self.ev(TURN_STARTED, rec, id=uid, data={"prompt": text, "prompt_id": uid}))
-            return out
-        if at == "read-files-response":
-            rid = str_or_none(data.get("requestId"))
-            self.read_requests.pop(rid or "", None)
-            files = data.get("files")
-            out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, rid, "user", {
-                "call_id": rid, "output": sorted(files) if isinstance(files, dict) else files, "is_error": False,
-                "name": "read_files"}))
-            return out
-        if at == "tool-call-response":
-            rid = str_or_none(data.get("requestId"))
-            req = self.tool_requests.pop(rid or "", None)
-            if req is not None:
-                limit = self._tool_timeout(req)
-                waited = rec.get("t", 0.0) - req.get("t", 0.0)
-                if waited > limit:
-                    self.find(WARNING, "cb-tool-call-late", f"tool-call-response {rid} after {waited:.1f} s "
-                              f"(timeout {limit:g} s)", rec)
-            ok = data.get("success")
-            out.append(self._tool_result(rec, rid, {
-                "call_id": rid, "output": data.get("output", data.get("result", data.get("error"))),
-                "is_error": ok is False}))
-            return out
-        if at == "cancel-user-input":
-            pid = str_or_none(data.get("promptId") or data.get("userInputId"))
-            self.prompts.pop(pid or "", None)
-            out.append(self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": "cancelled", "is_error": False,
-                                                              "prompt_id": pid}))
-            return out
-        if at == "mcp-tool-data":
-            out.append(self.status(rec, "mcp-tool-data", subtype=at, request_id=data.get("requestId")))
-            return out
-        return [self.unparsed(rec, f"unknown client action {at!r}")]
+        return out
+
+    def _legacy_result(self, rec: dict[str, Any], uid: str | None, output: str) -> Event:
+        """CLI 1.0.x answers its `tool-call`s in order with a `[TOOL_RESULT]` user-input."""
+        call_id = self.legacy_calls.pop(0) if self.legacy_calls else None
+        if call_id is not None and self.alias.get(call_id, call_id) in self.results_done:
+            return self._tool_result(rec, call_id, {"output": output, "is_error": False})
+        if call_id is not None:
+            call_id = self.alias.get(call_id, call_id)
+            self.results_done.add(call_id)
+        return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, uid, "user", {"call_id": call_id, "output": output,
+                                                                       "is_error": False})
+
+    def _c_read_files_response(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        rid = str_or_none(data.get("requestId"))
+        self.read_requests.pop(rid or "", None)
+        files = data.get("files")
+        return [self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, rid, "user", {
+            "call_id": rid, "output": sorted(files) if isinstance(files, dict) else files, "is_error": False,
+            "name": "read_files"})]
+
+    def _c_tool_call_response(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        rid = str_or_none(data.get("requestId"))
+        req = self.tool_requests.pop(rid or "", None)
+        if req is not None:
+            limit = self._tool_timeout(req)
+            waited = rec.get("t", 0.0) - req.get("t", 0.0)
+            if waited > limit:
+                self.find(WARNING, "cb-tool-call-late", f"tool-call-response {rid} after {waited:.1f} s "
+                          f"(timeout {limit:g} s)", rec)
+        return [self._tool_result(rec, rid, {
+            "call_id": rid, "output": data.get("output", data.get("result", data.get("error"))),
+            "is_error": data.get("success") is False})]
+
+    def _c_cancel(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        pid = str_or_none(data.get("promptId") or data.get("userInputId"))
+        self.prompts.pop(pid or "", None)
+        return [self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": "cancelled", "is_error": False,
+                                                       "prompt_id": pid})]
+
+    def _c_mcp_tool_data(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        return [self.status(rec, "mcp-tool-data", subtype="mcp-tool-data", request_id=data.get("requestId"))]
 
     def _open_prompt(self, pid: str | None, rec: dict[str, Any]) -> None:
         if pid is not None:
@@ -303,81 +344,106 @@ class CodebuffWsDecoder(Decoder):
         if not isinstance(data, dict):
             return [self.unparsed(rec, "action without a data object")]
         at = data.get("type")
-        if at == "response-chunk":
-            pid = str_or_none(data.get("userInputId") or data.get("promptId"))
+        handler = self._server_actions.get(at) if isinstance(at, str) else None
+        if handler is None:
+            return [self.unparsed(rec, f"unknown server action {at!r}")]
+        return handler(rec, data)
+
+    def _s_chunk(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        pid = str_or_none(data.get("userInputId") or data.get("promptId"))
+        self._chunk_prompt(rec, pid)
+        chunk = data.get("chunk")
+        if isinstance(chunk, str):
+            return [self.ev(ITEM_DELTA, rec, MESSAGE, pid, "assistant", {"text": chunk})]
+        if isinstance(chunk, dict):
+            mapped = print_mode_event(self, rec, chunk, in_chunk=True)
+            if mapped is None:
+                return [self.unparsed(rec, f"unknown structured chunk type {chunk.get('type')!r}")]
+            return [self._chunk_tool(rec, e) for e in mapped]
+        return [self.unparsed(rec, "response-chunk whose chunk is neither text nor an object")]
+
+    def _s_subagent_chunk(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        pid = str_or_none(data.get("userInputId") or data.get("promptId"))
+        self._chunk_prompt(rec, pid)
+        chunk = data.get("chunk")
+        text = chunk if isinstance(chunk, str) else None
+        return [self.ev(ITEM_DELTA, rec, MESSAGE, str_or_none(data.get("agentId")) or pid, "subagent",
+                        {"text": text, "chunk": None if text is not None else chunk,
+                         "agent_id": data.get("agentId"), "agent_type": data.get("agentType")})]
+
+    def _s_log_chunk(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        return [self.status(rec, str(data.get("chunk", "")), subtype=data["type"], agent_id=data.get("agentId"))]
+
+    def _s_response(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        """prompt-response / response-complete: the prompt's turn ends (with its text, when given)."""
+        at = data["type"]
+        pid = str_or_none(data.get("promptId") or data.get("userInputId"))
+        if pid not in self.prompts:
             self._chunk_prompt(rec, pid)
-            chunk = data.get("chunk")
-            if isinstance(chunk, str):
-                return [self.ev(ITEM_DELTA, rec, MESSAGE, pid, "assistant", {"text": chunk})]
-            if isinstance(chunk, dict):
-                mapped = print_mode_event(self, rec, chunk, in_chunk=True)
-                if mapped is None:
-                    return [self.unparsed(rec, f"unknown structured chunk type {chunk.get('type')!r}")]
-                return [self._chunk_tool(rec, e) for e in mapped]
-            return [self.unparsed(rec, "response-chunk whose chunk is neither text nor an object")]
-        if at == "subagent-response-chunk":
-            pid = str_or_none(data.get("userInputId") or data.get("promptId"))
-            self._chunk_prompt(rec, pid)
-            chunk = data.get("chunk")
-            return [self.ev(ITEM_DELTA, rec, MESSAGE, str_or_none(data.get("agentId")) or pid, "subagent",
-                            {"text": chunk if isinstance(chunk, str) else None, "chunk": None if isinstance(chunk, str) else chunk,
-                             "agent_id": data.get("agentId"), "agent_type": data.get("agentType")})]
-        if at == "handlesteps-log-chunk":
-            return [self.status(rec, str(data.get("chunk", "")), subtype=at, agent_id=data.get("agentId"))]
-        if at in ("prompt-response", "response-complete"):
-            pid = str_or_none(data.get("promptId") or data.get("userInputId"))
-            if pid not in self.prompts:
-                self._chunk_prompt(rec, pid)
-            self._close_prompt(pid)
-            out: list[Event] = []
-            if at == "response-complete" and isinstance(data.get("response"), str):
-                out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, pid, "assistant", {"text": data["response"]}))
-            output = data.get("output")
-            out.append(self.ev(TURN_ENDED, rec, id=pid, data={
-                "stop_reason": at, "is_error": isinstance(output, dict) and output.get("type") == "error",
-                "prompt_id": pid, "result": output.get("value") if isinstance(output, dict) else data.get("response")}))
-            return out
-        if at == "prompt-error":
-            pid = str_or_none(data.get("promptId") or data.get("userInputId"))
-            self._close_prompt(pid)
-            msg = data.get("message") or data.get("error")
-            self.find(ERROR_SEV, "cb-prompt-error", f"prompt {pid} failed: {msg}"[:160], rec)
-            return [self.ev(ERROR, rec, data={"message": msg, "code": data.get("error"), "fatal": True}),
-                    self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": "prompt-error", "is_error": True,
-                                                          "prompt_id": pid})]
-        if at == "read-files":
-            rid = str_or_none(data.get("requestId"))
-            self.read_requests[rid or ""] = rec
-            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, rid, "assistant", {
-                "name": "read_files", "input": {"filePaths": data.get("filePaths")}, "call_id": rid})]
-        if at == "tool-call-request":
-            rid = str_or_none(data.get("requestId"))
-            self.tool_requests[rid or ""] = rec
-            return [self._tool_call(rec, "request", rid, {
-                "name": data.get("toolName"), "input": data.get("input"), "call_id": rid,
-                "timeout_ms": data.get("timeout")})]
-        if at == "tool-call":  # CLI 1.0.x: run this tool; the result comes back as a [TOOL_RESULT] user-input
-            pid = str_or_none(data.get("userInputId"))
-            self._chunk_prompt(rec, pid)
-            call = data.get("data") if isinstance(data.get("data"), dict) else {}
-            cid = str_or_none(call.get("id"))
-            self.legacy_calls.append(cid)
-            return [self._tool_call(rec, "request", cid, {
-                "name": call.get("name"), "input": call.get("input"), "call_id": cid, "prompt_id": pid})]
-        if at == "init-response" or at == "usage-response":
-            return [self.status(rec, at, subtype=at, usage=data.get("usage"), limit=data.get("limit"))]
-        if at == "message-cost-response":
-            return [self.ev(USAGE, rec, data={"model": None, "message_id": data.get("promptId"), "credits": data.get("credits"),
-                                              "scope": "prompt"})]
-        if at == "action-error":
-            msg = data.get("message") or data.get("error")
-            self.find(ERROR_SEV, "cb-action-error", f"action-error: {msg}"[:160], rec)
-            return [self.ev(ERROR, rec, data={"message": msg, "code": data.get("error"), "fatal": False})]
-        if at == "request-reconnect":
-            return [self.status(rec, "request-reconnect", subtype=at)]
+        self._close_prompt(pid)
+        out: list[Event] = []
+        if at == "response-complete" and isinstance(data.get("response"), str):
+            out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, pid, "assistant", {"text": data["response"]}))
+        output = data.get("output")
+        failed = isinstance(output, dict) and output.get("type") == "error"
+        result = output.get("value") if isinstance(output, dict) else data.get("response")
+        out.append(self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": at, "is_error": failed, "prompt_id": pid,
+                                                          "result": result}))
+        return out
+
+    def _s_prompt_error(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        pid = str_or_none(data.get("promptId") or data.get("userInputId"))
+        self._close_prompt(pid)
+        msg = data.get("message") or data.get("error")
+        self.find(ERROR_SEV, "cb-prompt-error", f"prompt {pid} failed: {msg}"[:160], rec)
+        return [self.ev(ERROR, rec, data={"message": msg, "code": data.get("error"), "fatal": True}),
+                self.ev(TURN_ENDED, rec, id=pid, data={"stop_reason": "prompt-error", "is_error": True,
+                                                      "prompt_id": pid})]
+
+    def _s_read_files(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        rid = str_or_none(data.get("requestId"))
+        self.read_requests[rid or ""] = rec
+        return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, rid, "assistant", {
+            "name": "read_files", "input": {"filePaths": data.get("filePaths")}, "call_id": rid})]
+
+    def _s_tool_call_request(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        rid = str_or_none(data.get("requestId"))
+        self.tool_requests[rid or ""] = rec
+        return [self._tool_call(rec, "request", rid, {
+            "name": data.get("toolName"), "input": data.get("input"), "call_id": rid,
+            "timeout_ms": data.get("timeout")})]
+
+    def _s_tool_call(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        """CLI 1.0.x: run this tool; the result comes back as a [TOOL_RESULT] user-input."""
+        pid = str_or_none(data.get("userInputId"))
+        self._chunk_prompt(rec, pid)
+        call = data.get("data")
+        if not isinstance(call, dict):
+            call = {}
+        cid = str_or_none(call.get("id"))
+        self.legacy_calls.append(cid)
+        return [self._tool_call(rec, "request", cid, {
+            "name": call.get("name"), "input": call.get("input"), "call_id": cid, "prompt_id": pid})]
+
+    def _s_usage(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        at = data["type"]
+        return [self.status(rec, at, subtype=at, usage=data.get("usage"), limit=data.get("limit"))]
+
+    def _s_cost(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        return [self.ev(USAGE, rec, data={"model": None, "message_id": data.get("promptId"),
+                                          "credits": data.get("credits"), "scope": "prompt"})]
+
+    def _s_action_error(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        msg = data.get("message") or data.get("error")
+        self.find(ERROR_SEV, "cb-action-error", f"action-error: {msg}"[:160], rec)
+        return [self.ev(ERROR, rec, data={"message": msg, "code": data.get("error"), "fatal": False})]
+
+    def _s_note(self, rec: dict[str, Any], data: dict[str, Any]) -> list[Event]:
+        """request-reconnect / request-mcp-tool-data: a status item."""
+        at = data["type"]
         if at == "request-mcp-tool-data":
-            return [self.status(rec, "request-mcp-tool-data", subtype=at, request_id=data.get("requestId"))]
-        return [self.unparsed(rec, f"unknown server action {at!r}")]
+            return [self.status(rec, at, subtype=at, request_id=data.get("requestId"))]
+        return [self.status(rec, at, subtype=at)]
 
     # --- end ----------------------------------------------------------------------------------------------
     def on_close(self, rec: dict[str, Any]) -> list[Event]:
@@ -436,7 +502,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         if path.endswith("/ws"):
             return f"WebSocket at {path}"
     for obj in json_objects(msgs):
-        if obj.get("type") in _ENVELOPES and ("txid" in obj or "data" in obj):
+        if isinstance(obj.get("type"), str) and obj["type"] in _ENVELOPES and ("txid" in obj or "data" in obj):
             return f"Codebuff WebSocket envelope {obj['type']!r}"
     return None
 # --- drift (rule `drift`): the envelopes and actions this dialect knows (codebuff CLI 1.0.115 and SDK 0.3.13,
@@ -509,7 +575,7 @@ DIALECT = Dialect(
     summary="Codebuff WebSocket protocol at /ws (CLI 1.0.x, SDK 0.3.x)",
     volatile=("txid", "data.txid", "data.promptId", "data.userInputId", "data.fingerprintId", "data.requestId",
               "data.authToken", "data.sessionState", "data.fileContext", "**.lastReadTime", "data.next_quota_reset",
-              "data.chunk.messageHistoryLength", "**.sentAt"),
+              "data.chunk.messageHistoryLength", "**.sentAt", "data.clientSessionId", "**.toolCallId", "**.timestamp"),
     rules=(
         ("cb-ack-missing", ERROR_SEV, "a client frame with a txid that no ack answered"),
         ("cb-ack-duplicate", ERROR_SEV, "a txid acked more than once"),

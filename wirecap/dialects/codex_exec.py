@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
+from wirecap.dialects.base import ERROR_SEV, Dialect, as_dict, by_argv, json_objects, num, str_or_none
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
     ERROR,
@@ -92,7 +92,7 @@ class CodexExecDecoder(StreamDecoder):
             return out
         if t == "turn.failed":
             self.in_turn = False
-            err = obj.get("error") if isinstance(obj.get("error"), dict) else {}
+            err = as_dict(obj.get("error"))
             self.find(ERROR_SEV, "codex-turn-failed", f"turn failed: {err.get('message')}"[:160], rec)
             # the turn's last LLM call failed (an error answer, a stream that broke after the retries)
             return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": None, "fatal": True,
@@ -159,7 +159,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     """Codex exec: a `thread.*` / `turn.*` / `item.*` event among the first lines, else argv running
     `codex` with output that is not text."""
     for obj in json_objects(msgs):
-        if obj.get("type") in _CODEX_TYPES:
+        if isinstance(obj.get("type"), str) and obj["type"] in _CODEX_TYPES:
             return f"Codex exec event {obj['type']!r}"
     return by_argv(open_record, msgs, ("codex",), "Codex CLI")
 # --- drift (rule `drift`): the events and items this dialect knows (Codex CLI 0.169.0 text and tool runs,

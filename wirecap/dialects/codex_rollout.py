@@ -21,11 +21,12 @@ universal input is the difference.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, json_objects, str_or_none
 from wirecap.dialects.codex_exec import codex_usage
 from wirecap.dialects.stream import StreamDecoder
 from wirecap.events import (
@@ -84,7 +85,7 @@ def _text(content: Any) -> str | None:
         return content
     if not isinstance(content, list):
         return None
-    parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    parts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
     return "\n".join(parts) if parts else None
 
 
@@ -111,6 +112,11 @@ class CodexRolloutDecoder(StreamDecoder):
             "compacted": self._compacted,
             "world_state": self._world_state,
             "token_usage_record": self._usage_record,
+        }
+        self._items: dict[str, Callable[[dict[str, Any], dict[str, Any]], Event]] = {
+            "message": self._message,
+            "reasoning": self._reasoning,
+            "web_search_call": self._web_search,
         }
 
     def msg_type(self, rec: dict[str, Any]) -> str:
@@ -181,64 +187,78 @@ class CodexRolloutDecoder(StreamDecoder):
         out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": stop, "is_error": is_error, **data}))
         return out
 
-    # --- response items ---------------------------------------------------------------------------------
+    # --- response items: one handler per kind of item ------------------------------------------------------
     def _response_item(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
         it = p.get("type")
-        iid = str_or_none(p.get("id"))
-        if it == "message":
-            role = p.get("role")
-            text = _text(p.get("content"))
-            if role == "assistant":
-                return [self.ev(ITEM_COMPLETED, rec, MESSAGE, iid, "assistant", {"text": text})]
-            if role == "user":
-                return [self.ev(ITEM_COMPLETED, rec, MESSAGE, iid, "user", {"text": text})]
-            if role in ("developer", "system"):  # instructions Codex puts in the model's input
-                return [self.ev(ITEM_COMPLETED, rec, MESSAGE, iid, "system", {"text": text, "wire_role": role})]
-            return [self.unparsed(rec, f"message with unknown role {role!r}")]
-        if it == "reasoning":
-            text = _text(p.get("summary")) or _text(p.get("content"))
-            data: dict[str, Any] = {"text": text}
-            if p.get("encrypted_content"):
-                data["encrypted"] = True
-            return [self.ev(ITEM_COMPLETED, rec, REASONING, iid, "assistant", data)]
+        if not isinstance(it, str):
+            return [self.unparsed(rec, f"unknown response item type {it!r}")]
         if it in _CALLS:
-            cid = str_or_none(p.get("call_id")) or iid
-            if it == "function_call":
-                name, inp = p.get("name"), p.get("arguments")
-                if isinstance(inp, str):
-                    try:
-                        inp = orjson.loads(inp)
-                    except orjson.JSONDecodeError:
-                        pass
-            elif it == "custom_tool_call":
-                name, inp = p.get("name"), p.get("input")
-            else:
-                name, inp = "local_shell", p.get("action")
-            if cid is not None:
-                self.calls[cid] = (str(name), rec.get("seq"), rec.get("ch"))
-            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", {"name": name, "input": inp, "call_id": cid})]
+            return [self._call(rec, it, p)]
         if it in _OUTPUTS:
-            cid = str_or_none(p.get("call_id"))
-            if cid is not None:
-                self.calls.pop(cid, None)
-            output = p.get("output")
-            failed = False
-            if isinstance(output, dict):  # {"content": ..., "success": bool} in some versions
-                failed = output.get("success") is False
-                output = output.get("content", output)
-            exit_code = self.exit_codes.pop(cid, None) if cid is not None else None
-            if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
-                failed = True
-            data = {"call_id": cid, "output": output, "is_error": failed}
-            if exit_code is not None:
-                data["exit_code"] = exit_code
-            return [self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "tool", data)]
-        if it == "web_search_call":
-            return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, iid, "assistant",
-                            {"name": "web_search", "input": p.get("action"), "call_id": iid})]
+            return [self._output(rec, p)]
         if it in _ITEM_NOTES:
-            return [self.status(rec, str(it), subtype=it)]
-        return [self.unparsed(rec, f"unknown response item type {it!r}")]
+            return [self.status(rec, it, subtype=it)]
+        handler = self._items.get(it)
+        if handler is None:
+            return [self.unparsed(rec, f"unknown response item type {it!r}")]
+        return [handler(rec, p)]
+
+    def _message(self, rec: dict[str, Any], p: dict[str, Any]) -> Event:
+        role = p.get("role")
+        iid = str_or_none(p.get("id"))
+        text = _text(p.get("content"))
+        if role in ("assistant", "user"):
+            return self.ev(ITEM_COMPLETED, rec, MESSAGE, iid, role, {"text": text})
+        if role in ("developer", "system"):  # instructions Codex puts in the model's input
+            return self.ev(ITEM_COMPLETED, rec, MESSAGE, iid, "system", {"text": text, "wire_role": role})
+        return self.unparsed(rec, f"message with unknown role {role!r}")
+
+    def _reasoning(self, rec: dict[str, Any], p: dict[str, Any]) -> Event:
+        data: dict[str, Any] = {"text": _text(p.get("summary")) or _text(p.get("content"))}
+        if p.get("encrypted_content"):
+            data["encrypted"] = True
+        return self.ev(ITEM_COMPLETED, rec, REASONING, str_or_none(p.get("id")), "assistant", data)
+
+    def _web_search(self, rec: dict[str, Any], p: dict[str, Any]) -> Event:
+        iid = str_or_none(p.get("id"))
+        return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, iid, "assistant",
+                       {"name": "web_search", "input": p.get("action"), "call_id": iid})
+
+    def _call(self, rec: dict[str, Any], it: str, p: dict[str, Any]) -> Event:
+        """A function / custom tool / local shell call (remembered until its output comes)."""
+        cid = str_or_none(p.get("call_id")) or str_or_none(p.get("id"))
+        if it == "function_call":
+            name, inp = p.get("name"), p.get("arguments")
+            if isinstance(inp, str):
+                try:
+                    inp = orjson.loads(inp)
+                except orjson.JSONDecodeError:
+                    pass
+        elif it == "custom_tool_call":
+            name, inp = p.get("name"), p.get("input")
+        else:
+            name, inp = "local_shell", p.get("action")
+        if cid is not None:
+            self.calls[cid] = (str(name), rec.get("seq"), rec.get("ch"))
+        return self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", {"name": name, "input": inp, "call_id": cid})
+
+    def _output(self, rec: dict[str, Any], p: dict[str, Any]) -> Event:
+        """A call's output: failed when it says so or its command exited non-zero (from the UI mirror)."""
+        cid = str_or_none(p.get("call_id"))
+        if cid is not None:
+            self.calls.pop(cid, None)
+        output = p.get("output")
+        failed = False
+        if isinstance(output, dict):  # {"content": ..., "success": bool} in some versions
+            failed = output.get("success") is False
+            output = output.get("content", output)
+        exit_code = self.exit_codes.pop(cid, None) if cid is not None else None
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+            failed = True
+        data = {"call_id": cid, "output": output, "is_error": failed}
+        if exit_code is not None:
+            data["exit_code"] = exit_code
+        return self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "tool", data)
 
     # --- events ---------------------------------------------------------------------------------------------
     def _event_msg(self, rec: dict[str, Any], p: dict[str, Any]) -> list[Event]:
@@ -290,7 +310,7 @@ class CodexRolloutDecoder(StreamDecoder):
     def _mirror(self, rec: dict[str, Any], et: str, p: dict[str, Any]) -> list[Event]:
         """Keep what a UI mirror line adds to the response items: which user message is the prompt
         (its turn.started), a command's exit code."""
-        item = p.get("item") if isinstance(p.get("item"), dict) else {}
+        item = as_dict(p.get("item"))
         if et == "user_message" or (et == "item_completed" and item.get("type") == "UserMessage"):
             text = p.get("message") if et == "user_message" else _text(item.get("content"))
             return self._open_turn(rec, text if isinstance(text, str) else None)
@@ -432,6 +452,7 @@ DIALECT = Dialect(
     rules=RULES,
     sniff=sniff,
     priority=20,
+    session_file=True,
 )
 
 __all__ = ["DIALECT", "CodexRolloutDecoder", "LINE_TYPES", "sniff"]

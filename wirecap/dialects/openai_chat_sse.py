@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import Dialect, num
+from wirecap.dialects.base import Dialect, as_dict, num
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
@@ -26,12 +26,16 @@ from wirecap.events import (
 
 
 def openai_usage(u: dict[str, Any]) -> dict[str, Any]:
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    details = as_dict(u.get("prompt_tokens_details"))
     cached = num(details.get("cached_tokens"))
-    out_details = u.get("completion_tokens_details") if isinstance(u.get("completion_tokens_details"), dict) else {}
+    out_details = as_dict(u.get("completion_tokens_details"))
     return {"input_tokens": max(num(u.get("prompt_tokens")) - cached, 0), "output_tokens": num(u.get("completion_tokens")),
             "cache_read_tokens": cached, "cache_creation_tokens": 0,
             "reasoning_tokens": num(out_details.get("reasoning_tokens"))}
+
+
+# delta field -> item of its text pieces
+_TEXT_KEYS = (("content", MESSAGE), ("reasoning_content", REASONING), ("reasoning", REASONING))
 
 
 class OpenAIChatDecoder(HttpDecoder):
@@ -61,49 +65,66 @@ class OpenAIChatDecoder(HttpDecoder):
             self.model = obj["model"]
         out: list[Event] = []
         for ch in choices:
-            if not isinstance(ch, dict):
+            if isinstance(ch, dict):
+                self._choice(rec, ch, out)
+            else:
                 out.append(self.unparsed(rec, "choice is not an object"))
-                continue
-            ci = ch.get("index", 0) if isinstance(ch.get("index", 0), int) else 0
-            delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
-            for key, item in (("content", MESSAGE), ("reasoning_content", REASONING), ("reasoning", REASONING)):
-                piece = delta.get(key)
-                if isinstance(piece, str) and piece:
-                    acc = self.text.get((ci, item))
-                    iid = f"{self.cid}:{ci}:{item}"
-                    if acc is None:
-                        acc = self.text[(ci, item)] = []
-                        out.append(self.ev(ITEM_STARTED, rec, item, iid, "assistant", {}))
-                    acc.append(piece)
-                    out.append(self.ev(ITEM_DELTA, rec, item, iid, "assistant", {"text": piece}))
-            tcs = delta.get("tool_calls")
-            if isinstance(tcs, list):
-                for tc in tcs:
-                    if not isinstance(tc, dict):
-                        out.append(self.unparsed(rec, "tool call delta is not an object"))
-                        continue
-                    key = (ci, tc.get("index", 0) if isinstance(tc.get("index", 0), int) else 0)
-                    fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
-                    state = self.tools.get(key)
-                    if state is None:
-                        call_id = tc.get("id") if isinstance(tc.get("id"), str) else f"{self.cid}:{key[0]}:{key[1]}"
-                        state = self.tools[key] = {"id": call_id, "name": fn.get("name"), "acc": []}
-                        out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, call_id, "assistant",
-                                           {"name": fn.get("name"), "call_id": call_id}))
-                    elif fn.get("name") and not state["name"]:
-                        state["name"] = fn.get("name")
-                    args = fn.get("arguments")
-                    if isinstance(args, str) and args:
-                        state["acc"].append(args)
-                        out.append(self.ev(ITEM_DELTA, rec, TOOL_CALL, state["id"], "assistant", {"arguments": args}))
-            if ch.get("finish_reason"):
-                self.stop_reason = ch["finish_reason"]
-                out.extend(self.complete_open_items(rec))
         u = obj.get("usage")
         if isinstance(u, dict):
             out.append(self.ev(USAGE, rec, data={"model": self.model, "message_id": self.cid, **openai_usage(u),
                                                  "scope": "message"}))
         return out
+
+    def _choice(self, rec: dict[str, Any], ch: dict[str, Any], out: list[Event]) -> None:
+        """One choice of a chunk: its text pieces, its tool-call pieces, its finish."""
+        ci = ch.get("index", 0)
+        if not isinstance(ci, int):
+            ci = 0
+        delta = ch.get("delta")
+        if isinstance(delta, dict):
+            for key, item in _TEXT_KEYS:
+                piece = delta.get(key)
+                if isinstance(piece, str) and piece:
+                    self._text_piece(rec, ci, item, piece, out)
+            tcs = delta.get("tool_calls")
+            if isinstance(tcs, list):
+                for tc in tcs:
+                    if isinstance(tc, dict):
+                        self._tool_piece(rec, ci, tc, out)
+                    else:
+                        out.append(self.unparsed(rec, "tool call delta is not an object"))
+        if ch.get("finish_reason"):
+            self.stop_reason = ch["finish_reason"]
+            out.extend(self.complete_open_items(rec))
+
+    def _text_piece(self, rec: dict[str, Any], ci: int, item: str, piece: str, out: list[Event]) -> None:
+        acc = self.text.get((ci, item))
+        iid = f"{self.cid}:{ci}:{item}"
+        if acc is None:
+            acc = self.text[(ci, item)] = []
+            out.append(self.ev(ITEM_STARTED, rec, item, iid, "assistant", {}))
+        acc.append(piece)
+        out.append(self.ev(ITEM_DELTA, rec, item, iid, "assistant", {"text": piece}))
+
+    def _tool_piece(self, rec: dict[str, Any], ci: int, tc: dict[str, Any], out: list[Event]) -> None:
+        """A tool call's piece: the first names it (id, name), the others carry argument text."""
+        ti = tc.get("index", 0)
+        key = (ci, ti if isinstance(ti, int) else 0)
+        fn = tc.get("function")
+        if not isinstance(fn, dict):
+            fn = {}
+        state = self.tools.get(key)
+        if state is None:
+            call_id = tc.get("id") if isinstance(tc.get("id"), str) else f"{self.cid}:{key[0]}:{key[1]}"
+            state = self.tools[key] = {"id": call_id, "name": fn.get("name"), "acc": []}
+            out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, call_id, "assistant",
+                               {"name": fn.get("name"), "call_id": call_id}))
+        elif fn.get("name") and not state["name"]:
+            state["name"] = fn.get("name")
+        args = fn.get("arguments")
+        if isinstance(args, str) and args:
+            state["acc"].append(args)
+            out.append(self.ev(ITEM_DELTA, rec, TOOL_CALL, state["id"], "assistant", {"arguments": args}))
 
     def complete_open_items(self, rec: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
@@ -138,7 +159,7 @@ class OpenAIChatDecoder(HttpDecoder):
             if isinstance(msg.get("content"), str):
                 out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, self.cid, "assistant", {"text": msg["content"]}))
             for tc in msg.get("tool_calls") or []:
-                fn = tc.get("function") if isinstance(tc, dict) and isinstance(tc.get("function"), dict) else {}
+                fn = as_dict(tc.get("function")) if isinstance(tc, dict) else {}
                 cid = tc.get("id") if isinstance(tc, dict) else None
                 out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant",
                                    {"name": fn.get("name"), "call_id": cid, "input": parse_args(fn.get("arguments") or "")}))

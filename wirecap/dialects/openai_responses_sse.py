@@ -9,10 +9,11 @@ response: `input_tokens` includes `input_tokens_details.cached_tokens`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import ERROR_SEV, Dialect, num
+from wirecap.dialects.base import ERROR_SEV, Dialect, as_dict, num
 from wirecap.dialects.http_base import (
     HttpDecoder,
     http_path,
@@ -47,11 +48,20 @@ _DELTAS = {"response.output_text.delta": (MESSAGE, "text"), "response.function_c
 
 
 def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
-    d = u.get("input_tokens_details") if isinstance(u.get("input_tokens_details"), dict) else {}
-    od = u.get("output_tokens_details") if isinstance(u.get("output_tokens_details"), dict) else {}
+    d = as_dict(u.get("input_tokens_details"))
+    od = as_dict(u.get("output_tokens_details"))
     cached = num(d.get("cached_tokens"))
     return {"input_tokens": max(num(u.get("input_tokens")) - cached, 0), "output_tokens": num(u.get("output_tokens")),
             "cache_read_tokens": cached, "cache_creation_tokens": 0, "reasoning_tokens": num(od.get("reasoning_tokens"))}
+
+
+def _item_text(kind: str, item: dict[str, Any]) -> str | None:
+    """The text of a done message (its content parts) or reasoning item (its summary parts)."""
+    if kind == MESSAGE:
+        return "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)
+                       and isinstance(p.get("text"), str))
+    summ = item.get("summary")
+    return "".join(s.get("text", "") for s in summ if isinstance(s, dict)) if isinstance(summ, list) else None
 
 
 class OpenAIResponsesDecoder(HttpDecoder):
@@ -61,71 +71,94 @@ class OpenAIResponsesDecoder(HttpDecoder):
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
         super().__init__(unit, options)
         self.rid: str | None = None
+        self._events: dict[str, Callable[[dict[str, Any], str, dict[str, Any]], list[Event]]] = {
+            "response.output_item.added": self._item_added,
+            "response.output_item.done": self._item_done,
+            "response.created": self._created,
+            "response.completed": self._finished,
+            "response.failed": self._finished,
+            "response.incomplete": self._finished,
+            "error": self._error,
+        }
 
     def prompt_of(self, obj: dict[str, Any]) -> str | None:
         inp = obj.get("input")
         return last_user_text(inp) if not isinstance(inp, str) else inp
 
     def _item_events(self, rec: dict[str, Any], item: Any, done: bool) -> list[Event]:
-        if not isinstance(item, dict) or item.get("type") not in _ITEM:
+        """An output item added (started) or done (completed, with its text or its call's input)."""
+        t = item.get("type") if isinstance(item, dict) else None
+        kind = _ITEM.get(t) if isinstance(t, str) else None
+        if kind is None:
             return [self.unparsed(rec, f"unknown output item {item!r:.60}")]
-        kind = _ITEM[item["type"]]
         iid = item.get("id") if isinstance(item.get("id"), str) else None
         phase = ITEM_COMPLETED if done else ITEM_STARTED
-        if kind == MESSAGE:
-            text = "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)
-                           and isinstance(p.get("text"), str)) if done else None
-            return [self.ev(phase, rec, kind, iid, "assistant", {"text": text} if done else {})]
-        if kind == REASONING:
-            summ = item.get("summary")
-            text = "".join(s.get("text", "") for s in summ if isinstance(s, dict)) if isinstance(summ, list) else None
-            return [self.ev(phase, rec, kind, iid, "assistant", {"text": text} if done else {})]
-        name = item.get("name") or item["type"]
-        data = {"name": name, "call_id": item.get("call_id") or iid}
-        if done:
-            raw = item.get("arguments", item.get("input", item.get("action")))
-            data["input"] = parse_args(raw) if isinstance(raw, str) else raw
-        return [self.ev(phase, rec, kind, iid, "assistant", data)]
+        if kind == TOOL_CALL:
+            data = {"name": item.get("name") or t, "call_id": item.get("call_id") or iid}
+            if done:
+                raw = item.get("arguments", item.get("input", item.get("action")))
+                data["input"] = parse_args(raw) if isinstance(raw, str) else raw
+            return [self.ev(phase, rec, kind, iid, "assistant", data)]
+        if not done:
+            return [self.ev(phase, rec, kind, iid, "assistant", {})]
+        return [self.ev(phase, rec, kind, iid, "assistant", {"text": _item_text(kind, item)})]
 
     def message_id(self) -> str | None:
         return self.rid
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
+        if not isinstance(et, str):
+            return [self.unparsed(rec, f"unknown event type {et!r}")]
         spec = _DELTAS.get(et)
         if spec is not None:
             return [self.ev(ITEM_DELTA, rec, spec[0], obj.get("item_id"), "assistant", {spec[1]: obj.get("delta")})]
         if et in _QUIET:
             return []
-        if et == "response.output_item.added":
-            return self._item_events(rec, obj.get("item"), False)
-        if et == "response.output_item.done":
-            return self._item_events(rec, obj.get("item"), True)
-        if et == "response.created":
-            resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
-            self.rid = resp.get("id") if isinstance(resp.get("id"), str) else None
-            self.model = resp.get("model") or self.model
-            return []
-        if et in ("response.completed", "response.failed", "response.incomplete"):
-            self.terminal = True
-            resp = obj.get("response") if isinstance(obj.get("response"), dict) else {}
-            out: list[Event] = []
-            u = resp.get("usage")
-            if isinstance(u, dict):
-                out.append(self.ev(USAGE, rec, data={"model": resp.get("model") or self.model, "message_id": resp.get("id") or self.rid,
-                                                     **responses_usage(u), "scope": "message"}))
-            failed = et != "response.completed"
-            if et == "response.failed":
-                out.extend(self.error_event(rec, resp.get("error") or {"message": "response.failed"}))
-            elif et == "response.incomplete":
-                details = resp.get("incomplete_details")
-                self.find(ERROR_SEV, "responses-incomplete", f"response incomplete: {details}"[:160], rec)
-            return self.end_turn(rec, out, stop_reason=resp.get("status") or et.split(".")[1], is_error=failed)
-        if et == "error":
-            self.terminal = True
-            return self.end_turn(rec, self.error_event(rec, obj.get("error") if isinstance(obj.get("error"), dict) else obj),
-                                 stop_reason="error", is_error=True)
-        return [self.unparsed(rec, f"unknown event type {et!r}")]
+        handler = self._events.get(et)
+        if handler is None:
+            return [self.unparsed(rec, f"unknown event type {et!r}")]
+        return handler(rec, et, obj)
+
+    def _item_added(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        return self._item_events(rec, obj.get("item"), False)
+
+    def _item_done(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        return self._item_events(rec, obj.get("item"), True)
+
+    def _created(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        resp = obj.get("response")
+        if not isinstance(resp, dict):
+            resp = {}
+        self.rid = resp.get("id") if isinstance(resp.get("id"), str) else None
+        self.model = resp.get("model") or self.model
+        return []
+
+    def _finished(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        """response.completed / failed / incomplete: the terminal event, with the usage."""
+        self.terminal = True
+        resp = obj.get("response")
+        if not isinstance(resp, dict):
+            resp = {}
+        out: list[Event] = []
+        u = resp.get("usage")
+        if isinstance(u, dict):
+            out.append(self.ev(USAGE, rec, data={"model": resp.get("model") or self.model,
+                                                 "message_id": resp.get("id") or self.rid,
+                                                 **responses_usage(u), "scope": "message"}))
+        if et == "response.failed":
+            out.extend(self.error_event(rec, resp.get("error") or {"message": "response.failed"}))
+        elif et == "response.incomplete":
+            details = resp.get("incomplete_details")
+            self.find(ERROR_SEV, "responses-incomplete", f"response incomplete: {details}"[:160], rec)
+        return self.end_turn(rec, out, stop_reason=resp.get("status") or et.split(".")[1],
+                             is_error=et != "response.completed")
+
+    def _error(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        self.terminal = True
+        err = obj.get("error")
+        return self.end_turn(rec, self.error_event(rec, err if isinstance(err, dict) else obj),
+                             stop_reason="error", is_error=True)
 
     def on_body(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         if obj.get("object") != "response":
@@ -208,7 +241,7 @@ DIALECT = Dialect(
     known=_known(),
     summary="OpenAI Responses API (POST .../responses), request + SSE events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
-              "prompt_cache_key", "**.call_id", "client_metadata"),
+              "prompt_cache_key", "**.call_id", "client_metadata", "user", "metadata.user_id"),
     rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
     sniff=sniff,
     priority=90,

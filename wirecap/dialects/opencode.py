@@ -6,6 +6,7 @@ Each event has `sessionID` and a `part`. One step is one LLM call: `step_finish.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects.base import ERROR_SEV, Dialect, by_argv, json_objects, num, str_or_none
@@ -27,6 +28,8 @@ from wirecap.events import (
 
 
 class OpencodeDecoder(StreamDecoder):
+    """One handler per event type (`_parts`), each given the event's `part` object."""
+
     dialect = "opencode"
 
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
@@ -34,6 +37,13 @@ class OpencodeDecoder(StreamDecoder):
         self.session_id: str | None = None
         self.in_step = False
         self.in_turn = False
+        self._parts: dict[str, Callable[[dict[str, Any], dict[str, Any]], list[Event]]] = {
+            "step_start": self._step_start,
+            "text": self._text,
+            "reasoning": self._reasoning,
+            "tool_use": self._tool_use,
+            "step_finish": self._step_finish,
+        }
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
@@ -42,61 +52,85 @@ class OpencodeDecoder(StreamDecoder):
             self.session_id = sid
             out.append(self.ev(SESSION_STARTED, rec, data={"session_id": sid, "model": None}))
         t = obj.get("type")
-        part = obj.get("part")
         if t == "error":
-            err = obj.get("error") if isinstance(obj.get("error"), dict) else {}
-            data = err.get("data") if isinstance(err.get("data"), dict) else {}
-            message = data.get("message") or err.get("message") or err.get("name") or str(obj.get("error"))
-            self.find(ERROR_SEV, "opencode-error", f"error event: {message}"[:160], rec)
-            ev = {"message": message, "code": err.get("name"), "fatal": True}
-            if err.get("name") == "APIError" or "statusCode" in data:
-                ev["failed_call"] = True  # the LLM API answered an error (stats: a failed call, not an answer)
-            out.append(self.ev(ERROR, rec, data=ev))
+            out.append(self._error(rec, obj))
             return out
+        part = obj.get("part")
         if not isinstance(part, dict):
             out.append(self.unparsed(rec, f"event {t!r} without a part object"))
             return out
-        pid = str_or_none(part.get("id"))
-        if t == "step_start":
-            if not self.in_turn:
-                self.in_turn = True
-                out.append(self.ev(TURN_STARTED, rec, data={"prompt": None}))
-            self.in_step = True
-            out.append(self.status(rec, "step start", subtype="step_start", message_id=part.get("messageID")))
-        elif t == "text":
-            out.append(self.ev(ITEM_COMPLETED, rec, MESSAGE, pid, "assistant", {"text": part.get("text")}))
-        elif t == "reasoning":
-            out.append(self.ev(ITEM_COMPLETED, rec, REASONING, pid, "assistant", {"text": part.get("text")}))
-        elif t == "tool_use":
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
-            cid = str_or_none(part.get("callID")) or pid
-            status = state.get("status")
-            call = {"name": part.get("tool"), "input": state.get("input"), "call_id": cid}
-            if status in ("completed", "error"):
-                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", call))
-                output = state.get("output") if status == "completed" else state.get("error")
-                out.append(self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "tool",
-                                   {"call_id": cid, "output": output, "is_error": status == "error"}))
-            else:
-                out.append(self.ev(ITEM_STARTED, rec, TOOL_CALL, cid, "assistant", call))
-        elif t == "step_finish":
-            self.in_step = False
-            tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-            cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
-            cost = part.get("cost")
-            out.append(self.ev(USAGE, rec, data={
-                "model": None, "message_id": pid or part.get("messageID"),
-                "input_tokens": num(tokens.get("input")), "output_tokens": num(tokens.get("output")),
-                "cache_read_tokens": num(cache.get("read")), "cache_creation_tokens": num(cache.get("write")),
-                "reasoning_tokens": num(tokens.get("reasoning")),
-                "cost_usd": cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
-                "scope": "message"}))
-            reason = part.get("reason")
-            if reason not in ("tool-calls", "tool_calls"):
-                self.in_turn = False
-                out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": reason, "is_error": False}))
-        else:
+        handler = self._parts.get(t) if isinstance(t, str) else None
+        if handler is None:
             out.append(self.unparsed(rec, f"unknown event type {t!r}"))
+            return out
+        out.extend(handler(rec, part))
+        return out
+
+    def _error(self, rec: dict[str, Any], obj: dict[str, Any]) -> Event:
+        err = obj.get("error")
+        if not isinstance(err, dict):
+            err = {}
+        data = err.get("data")
+        if not isinstance(data, dict):
+            data = {}
+        message = data.get("message") or err.get("message") or err.get("name") or str(obj.get("error"))
+        self.find(ERROR_SEV, "opencode-error", f"error event: {message}"[:160], rec)
+        ev = {"message": message, "code": err.get("name"), "fatal": True}
+        if err.get("name") == "APIError" or "statusCode" in data:
+            ev["failed_call"] = True  # the LLM API answered an error (stats: a failed call, not an answer)
+        return self.ev(ERROR, rec, data=ev)
+
+    def _step_start(self, rec: dict[str, Any], part: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
+        if not self.in_turn:
+            self.in_turn = True
+            out.append(self.ev(TURN_STARTED, rec, data={"prompt": None}))
+        self.in_step = True
+        out.append(self.status(rec, "step start", subtype="step_start", message_id=part.get("messageID")))
+        return out
+
+    def _text(self, rec: dict[str, Any], part: dict[str, Any]) -> list[Event]:
+        return [self.ev(ITEM_COMPLETED, rec, MESSAGE, str_or_none(part.get("id")), "assistant",
+                        {"text": part.get("text")})]
+
+    def _reasoning(self, rec: dict[str, Any], part: dict[str, Any]) -> list[Event]:
+        return [self.ev(ITEM_COMPLETED, rec, REASONING, str_or_none(part.get("id")), "assistant",
+                        {"text": part.get("text")})]
+
+    def _tool_use(self, rec: dict[str, Any], part: dict[str, Any]) -> list[Event]:
+        state = part.get("state")
+        if not isinstance(state, dict):
+            state = {}
+        cid = str_or_none(part.get("callID")) or str_or_none(part.get("id"))
+        status = state.get("status")
+        call = {"name": part.get("tool"), "input": state.get("input"), "call_id": cid}
+        if status not in ("completed", "error"):
+            return [self.ev(ITEM_STARTED, rec, TOOL_CALL, cid, "assistant", call)]
+        output = state.get("output") if status == "completed" else state.get("error")
+        return [self.ev(ITEM_COMPLETED, rec, TOOL_CALL, cid, "assistant", call),
+                self.ev(ITEM_COMPLETED, rec, TOOL_RESULT, cid, "tool",
+                        {"call_id": cid, "output": output, "is_error": status == "error"})]
+
+    def _step_finish(self, rec: dict[str, Any], part: dict[str, Any]) -> list[Event]:
+        self.in_step = False
+        tokens = part.get("tokens")
+        if not isinstance(tokens, dict):
+            tokens = {}
+        cache = tokens.get("cache")
+        if not isinstance(cache, dict):
+            cache = {}
+        cost = part.get("cost")
+        out = [self.ev(USAGE, rec, data={
+            "model": None, "message_id": str_or_none(part.get("id")) or part.get("messageID"),
+            "input_tokens": num(tokens.get("input")), "output_tokens": num(tokens.get("output")),
+            "cache_read_tokens": num(cache.get("read")), "cache_creation_tokens": num(cache.get("write")),
+            "reasoning_tokens": num(tokens.get("reasoning")),
+            "cost_usd": cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+            "scope": "message"})]
+        reason = part.get("reason")
+        if reason not in ("tool-calls", "tool_calls"):
+            self.in_turn = False
+            out.append(self.ev(TURN_ENDED, rec, data={"stop_reason": reason, "is_error": False}))
         return out
 
     def on_finish(self) -> list[Event]:
@@ -121,7 +155,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
     failed prints as its only line; else argv running opencode."""
     for obj in json_objects(msgs):
         t = obj.get("type")
-        if t in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
+        if isinstance(t, str) and t in _OPENCODE_TYPES and isinstance(obj.get("part"), dict):
             return f"opencode event {t!r} with a part"
         if t == "error" and isinstance(obj.get("error"), dict) and _envelope(obj):
             return "opencode error event (an error object with sessionID and timestamp)"

@@ -24,6 +24,8 @@ from wirecap.capture.sse import body_piece_bytes
 
 @dataclass
 class _Chan:
+    """An open http or ws channel: its records so far."""
+
     open: dict[str, Any]
     t0: float
     req_body: bytearray = field(default_factory=bytearray)
@@ -34,6 +36,11 @@ class _Chan:
     ws_messages: list[dict[str, Any]] = field(default_factory=list)
     close: dict[str, Any] | None = None
     last_t: float = 0.0
+
+
+def _transport(open_rec: dict[str, Any]) -> str:
+    """The channel's transport (the open record's `kind`): "http" or "ws" here."""
+    return str(open_rec.get("kind", "http"))
 
 
 def _headers(h: dict[str, Any] | None) -> list[dict[str, str]]:
@@ -77,17 +84,16 @@ def har_entries(header: dict[str, Any], records: Iterable[dict[str, Any]],
     counts.update({"http": 0, "ws": 0, "skipped": 0})
 
     def done(i: int, c: _Chan) -> tuple[int, dict[str, Any]]:
-        counts[c.open.get("kind", "http")] += 1
+        counts[_transport(c.open)] += 1
         return i, _entry(c, created)
 
     for rec in records:
         ch = rec.get("ch")
-        rtype = rec.get("type")
-        t = float(rec.get("t") or 0.0)
         if not isinstance(ch, str):
             continue
-        if rtype == "open":
-            if rec.get("kind") in ("http", "ws"):
+        t = float(rec.get("t") or 0.0)
+        if rec.get("type") == "open":
+            if rec.get("kind") in ("http", "ws"):  # (the transport)
                 if ch in chans:  # the name again: the earlier channel ends here
                     yield done(*chans.pop(ch))
                 chans[ch] = (n, _Chan(open=rec, t0=t, last_t=t))
@@ -97,37 +103,46 @@ def har_entries(header: dict[str, Any], records: Iterable[dict[str, Any]],
                 counts["skipped"] = len(skipped)
             continue
         got = chans.get(ch)
-        if got is None:
-            continue
-        c = got[1]
-        c.last_t = t
-        kind = c.open.get("kind")
-        if rtype == "msg" and "summary" not in (rec.get("flags") or ()):
-            lines = c.response is not None and bool(c.response.get("lines")) and rec.get("dir") == "s2c"
-            data = body_piece_bytes(rec, lines=lines)
-            if kind == "ws":
-                binary = bool(rec.get("binary"))
-                c.ws_messages.append({
-                    "type": "send" if rec.get("dir") == "c2s" else "receive",
-                    "time": round(created + t, 6),
-                    "opcode": 2 if binary else 1,
-                    "data": base64.b64encode(data).decode("ascii") if binary else data.decode("utf-8", "replace"),
-                })
-            elif rec.get("dir") == "c2s":
-                c.req_body += data
-            else:
-                c.resp_body += data
-        elif rtype == "response":
-            c.response = rec
-            c.resp_t = t
-        elif rtype == "close":
-            c.close = rec
+        if got is not None and _feed(got[1], rec, t, created):  # closed
             yield done(*chans.pop(ch))
     for i, c in sorted(chans.values(), key=lambda ic: ic[0]):
         yield done(i, c)
 
 
-def _document(header: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
+def _feed(c: _Chan, rec: dict[str, Any], t: float, created: float) -> bool:
+    """Add a record of an open http/ws channel to it; True when it closed the channel."""
+    c.last_t = t
+    rtype = rec.get("type")
+    if rtype == "msg" and "summary" not in (rec.get("flags") or ()):
+        _message(c, rec, t, created)
+    elif rtype == "response":
+        c.response = rec
+        c.resp_t = t
+    elif rtype == "close":
+        c.close = rec
+        return True
+    return False
+
+
+def _message(c: _Chan, rec: dict[str, Any], t: float, created: float) -> None:
+    """A message: a WebSocket message, or a piece of the request or response body."""
+    lines = c.response is not None and bool(c.response.get("lines")) and rec.get("dir") == "s2c"
+    data = body_piece_bytes(rec, lines=lines)
+    if _transport(c.open) == "ws":
+        binary = bool(rec.get("binary"))
+        c.ws_messages.append({
+            "type": "send" if rec.get("dir") == "c2s" else "receive",
+            "time": round(created + t, 6),
+            "opcode": 2 if binary else 1,
+            "data": base64.b64encode(data).decode("ascii") if binary else data.decode("utf-8", "replace"),
+        })
+    elif rec.get("dir") == "c2s":
+        c.req_body += data
+    else:
+        c.resp_body += data
+
+
+def _document(header: dict[str, Any], entries: list[Any]) -> dict[str, Any]:
     return {"log": {"version": "1.2", "creator": {"name": "wirecap", "version": __version__},
                     "pages": [], "entries": entries,
                     "comment": f"exported from wirecap capture {header.get('id', '')}"}}
@@ -183,11 +198,30 @@ def write_har(header: dict[str, Any], records: Iterable[dict[str, Any]], out: Bi
 
 def _entry(c: _Chan, created: float) -> dict[str, Any]:
     o = c.open
+    total_ms, wait_ms = _times(c)
+    entry: dict[str, Any] = {
+        "startedDateTime": _iso(created, c.t0),
+        "time": round(total_ms, 3),
+        "request": _request(c),
+        "response": _response(c),
+        "cache": {},
+        "timings": {"send": 0, "wait": round(wait_ms, 3), "receive": round(total_ms - wait_ms, 3)},
+        "_wirecap_ch": o.get("ch"),
+    }
+    if o.get("server"):
+        entry["serverIPAddress"] = str(o["server"]).rsplit(":", 1)[0]
+    if _transport(o) == "ws":
+        entry["_resourceType"] = "websocket"
+        entry["_webSocketMessages"] = c.ws_messages
+    return entry
+
+
+def _request(c: _Chan) -> dict[str, Any]:
+    o = c.open
     url = str(o.get("url") or "")
     req_headers = o.get("headers") or {}
-    ws = o.get("kind") == "ws"
     request: dict[str, Any] = {
-        "method": "GET" if ws else str(o.get("method") or "GET"),
+        "method": "GET" if _transport(o) == "ws" else str(o.get("method") or "GET"),
         "url": url,
         "httpVersion": "HTTP/1.1",
         "cookies": [],
@@ -198,20 +232,26 @@ def _entry(c: _Chan, created: float) -> dict[str, Any]:
     }
     if c.req_body:
         mime = str(req_headers.get("content-type") or "application/octet-stream")
-        body = bytes(c.req_body)
-        text = body.decode("utf-8", "replace")
-        request["postData"] = {"mimeType": mime, "text": text}
+        request["postData"] = {"mimeType": mime, "text": bytes(c.req_body).decode("utf-8", "replace")}
+    return request
+
+
+def _response(c: _Chan) -> dict[str, Any]:
+    """The response: a WebSocket's 101 from its open record, an HTTP response from its response record
+    (or, without one, the status its close record gives)."""
+    o = c.open
     resp = c.response or {}
-    status = resp.get("status")
+    ws = _transport(o) == "ws"
     if ws:
         status = o.get("status") or 101
         resp_headers = o.get("response_headers") or {}
     else:
+        status = resp.get("status")
         if status is None and c.close is not None:
             status = c.close.get("status")
         resp_headers = resp.get("headers") or {}
     mime = str(resp_headers.get("content-type") or ("" if ws else "application/octet-stream"))
-    response = {
+    return {
         "status": int(status) if isinstance(status, int) else 0,
         "statusText": str(resp.get("reason") or ("Switching Protocols" if ws else "")),
         "httpVersion": "HTTP/1.1",
@@ -222,26 +262,16 @@ def _entry(c: _Chan, created: float) -> dict[str, Any]:
         "headersSize": -1,
         "bodySize": len(c.resp_body),
     }
-    end_t = c.last_t
+
+
+def _times(c: _Chan) -> tuple[float, float]:
+    """(total, wait) in milliseconds: the close record's `duration` and `ttfb` when it has them, else
+    what the records' times say; wait never exceeds total."""
     close = c.close or {}
-    total = close.get("duration") if isinstance(close.get("duration"), (int, float)) else end_t - c.t0
+    duration = close.get("duration")
+    total = float(duration) if isinstance(duration, (int, float)) else c.last_t - c.t0
     wait = (c.resp_t - c.t0) if c.resp_t is not None else 0.0
     if isinstance(close.get("ttfb"), (int, float)):
         wait = float(close["ttfb"])
-    total_ms = max(float(total) * 1000.0, 0.0)
-    wait_ms = min(max(wait * 1000.0, 0.0), total_ms)
-    entry: dict[str, Any] = {
-        "startedDateTime": _iso(created, c.t0),
-        "time": round(total_ms, 3),
-        "request": request,
-        "response": response,
-        "cache": {},
-        "timings": {"send": 0, "wait": round(wait_ms, 3), "receive": round(total_ms - wait_ms, 3)},
-        "_wirecap_ch": o.get("ch"),
-    }
-    if o.get("server"):
-        entry["serverIPAddress"] = str(o["server"]).rsplit(":", 1)[0]
-    if ws:
-        entry["_resourceType"] = "websocket"
-        entry["_webSocketMessages"] = c.ws_messages
-    return entry
+    total_ms = max(total * 1000.0, 0.0)
+    return total_ms, min(max(wait * 1000.0, 0.0), total_ms)

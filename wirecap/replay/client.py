@@ -128,7 +128,7 @@ class ReplayClient:
         start = loop.time()
         t0 = min((float(s.open.get("t") or 0.0) for s in self.scripts), default=0.0)
         done: dict[str, asyncio.Event] = {s.ch: asyncio.Event() for s in self.scripts}
-        closed_at = {s.ch: float(s.close.get("t")) for s in self.scripts if s.close and "t" in s.close}
+        closed_at = {s.ch: float(s.close["t"]) for s in self.scripts if s.close and "t" in s.close}
 
         async def one(script: ChannelScript) -> None:
             opened = float(script.open.get("t") or 0.0)
@@ -189,107 +189,7 @@ class ReplayClient:
 
     # --- WebSocket ----------------------------------------------------------------------------
     async def _ws(self, script: ChannelScript) -> None:
-        url = target_url(self.base, script)
-        rec_headers = script.open.get("headers") or {}
-        headers = [(k, self.secrets.text(str(v))) for k, v in rec_headers.items() if k.lower() not in WS_SKIP_HEADERS]
-        sub = script.open.get("subprotocol")
-        compression = "deflate" if "permessage-deflate" in str(rec_headers.get("sec-websocket-extensions", "")) \
-            or not rec_headers else None
-        writer = self.writer
-        ch = writer.new_channel("ws") if writer is not None else script.ch
-        matcher = self._matcher(script)
-        corr = Correlator()
-        recorded_s2c = script.server_messages
-        live_count = 0
-        arrived = asyncio.Condition()
-        loop = asyncio.get_running_loop()
-        ws = await _Connect(url, additional_headers=headers, subprotocols=[sub] if sub else None,
-                            compression=compression, max_size=None, ping_interval=None, proxy=self.proxy,
-                            open_timeout=self.timeout, close_timeout=5, user_agent_header=None)
-        self.log(f"{ch}: connected to {url} (replaying {script.ch})")
-        if writer is not None:
-            fields: dict[str, Any] = {"url": url, "headers": {k.lower(): v for k, v in ws.request.headers.raw_items()},
-                                      "status": ws.response.status_code,
-                                      "response_headers": {k.lower(): v for k, v in ws.response.headers.raw_items()}}
-            if ws.subprotocol:
-                fields["subprotocol"] = ws.subprotocol
-            writer.open(ch, "ws", **fields, **_peers(ws))
-        close_info: dict[str, Any] = {}
-
-        async def receive() -> None:
-            nonlocal live_count
-            try:
-                async for msg in ws:
-                    data = msg.encode("utf-8", "surrogatepass") if isinstance(msg, str) else msg
-                    extra = {"binary": True} if isinstance(msg, bytes) else {}
-                    if writer is not None:
-                        writer.msg(ch, "s2c", data, **extra)
-                    live = encode_payload(data)
-                    rec = recorded_s2c[live_count] if live_count < len(recorded_s2c) else None
-                    live_count += 1
-                    if rec is not None:
-                        corr.learn(comparable(rec), comparable(live))
-                    self._compare(script, matcher, live_count, rec, live)
-                    async with arrived:
-                        arrived.notify_all()
-            except ConnectionClosed:
-                pass
-            close_info["by"] = "server" if not closing else "client"
-            async with arrived:
-                arrived.notify_all()
-
-        closing = False
-        receiver = asyncio.create_task(receive())
-        seen = 0  # recorded server messages before the current client message
-        last_t = float(script.open.get("t") or 0.0)
-        last_live = loop.time()
-        try:
-            for step in script.steps:
-                if step.client is not None:
-                    need = seen
-                    await self._wait_for(arrived, lambda n=need: live_count >= n or receiver.done(),
-                                         script.ch, f"server message {need}")
-                    t = float(step.client.get("t") or 0.0)
-                    wait = last_live + self.pacer.pause(t - last_t) - loop.time()
-                    if wait > 0:
-                        await asyncio.sleep(wait)
-                    if receiver.done():
-                        self.result.timeouts.append(f"{script.ch}: the server closed before client message "
-                                                    f"seq {step.client.get('seq')}")
-                        break
-                    data = self._outgoing(step.client, corr)
-                    binary = bool(step.client.get("binary"))
-                    await ws.send(data, text=not binary)
-                    if writer is not None:
-                        writer.msg(ch, "c2s", data, **({"binary": True} if binary else {}))
-                    last_t, last_live = t, loop.time()
-                seen += len(step.replies)
-                if step.replies:
-                    last_t = max(last_t, float(step.replies[-1].record.get("t") or last_t))
-            total = len(recorded_s2c)
-            await self._wait_for(arrived, lambda: live_count >= total or receiver.done(), script.ch,
-                                 f"server message {total}")
-            close = script.close or {}
-            if close.get("by") == "server" and not receiver.done():
-                async with asyncio.timeout(self.timeout):
-                    await asyncio.shield(receiver)
-            else:
-                closing = True
-                await asyncio.sleep(self.pacer.pause(script.close_offset))
-                code = close.get("code") or 1000
-                await ws.close(code if code in (1000, 1001) or 3000 <= code < 5000 else 1000, close.get("reason") or "")
-            await asyncio.wait_for(receiver, self.timeout)
-            if live_count < total:
-                self.result.timeouts.append(f"{script.ch}: {live_count} of {total} recorded server messages arrived")
-            else:
-                self.result.completed += 1
-        finally:
-            if not receiver.done():
-                receiver.cancel()
-            await ws.close()
-            if writer is not None:
-                by = close_info.get("by") or ("client" if closing else None)
-                writer.close_channel(ch, code=ws.close_code, reason=ws.close_reason or "", by=by)
+        await _WsChannel(self, script).run()
 
     async def _wait_for(self, cond: asyncio.Condition, pred: Callable[[], bool], ch: str, what: str) -> None:
         try:
@@ -340,8 +240,142 @@ class ReplayClient:
         return self._corr
 
 
-def _peers(ws: Any) -> dict[str, str]:
-    out: dict[str, str] = {}
+class _WsChannel:
+    """One recorded WebSocket channel replayed against the live server: connect with the recorded
+    handshake, a receiver that compares (and records) each live server message with the recorded
+    one at its position, the client messages sent in causal order, then the close as recorded."""
+
+    def __init__(self, client: ReplayClient, script: ChannelScript) -> None:
+        self.client, self.script = client, script
+        self.writer = client.writer
+        self.ch = self.writer.new_channel("ws") if self.writer is not None else script.ch
+        self.matcher = client._matcher(script)
+        self.corr = Correlator()
+        self.recorded = script.server_messages
+        self.live_count = 0
+        self.arrived = asyncio.Condition()
+        self.closing = False  # the client started the close
+        self.closed_by: str | None = None
+        self.loop = asyncio.get_running_loop()
+
+    async def run(self) -> None:
+        url = target_url(self.client.base, self.script)
+        ws = await self._connect(url)
+        self.client.log(f"{self.ch}: connected to {url} (replaying {self.script.ch})")
+        self._record_open(ws, url)
+        receiver = asyncio.create_task(self._receive(ws))
+        try:
+            await self._play(ws, receiver)
+            await self._finish(ws, receiver)
+        finally:
+            if not receiver.done():
+                receiver.cancel()
+            await ws.close()
+            if self.writer is not None:
+                by = self.closed_by or ("client" if self.closing else None)
+                self.writer.close_channel(self.ch, code=ws.close_code, reason=ws.close_reason or "", by=by)
+
+    async def _connect(self, url: str) -> Any:
+        c = self.client
+        rec_headers = self.script.open.get("headers") or {}
+        headers = [(k, c.secrets.text(str(v))) for k, v in rec_headers.items() if k.lower() not in WS_SKIP_HEADERS]
+        sub = self.script.open.get("subprotocol")
+        deflate = "permessage-deflate" in str(rec_headers.get("sec-websocket-extensions", "")) or not rec_headers
+        return await _Connect(url, additional_headers=headers, subprotocols=[sub] if sub else None,
+                              compression="deflate" if deflate else None, max_size=None, ping_interval=None,
+                              proxy=c.proxy, open_timeout=c.timeout, close_timeout=5, user_agent_header=None)
+
+    def _record_open(self, ws: Any, url: str) -> None:
+        if self.writer is None:
+            return
+        fields: dict[str, Any] = {"url": url, "headers": {k.lower(): v for k, v in ws.request.headers.raw_items()},
+                                  "status": ws.response.status_code,
+                                  "response_headers": {k.lower(): v for k, v in ws.response.headers.raw_items()}}
+        if ws.subprotocol:
+            fields["subprotocol"] = ws.subprotocol
+        self.writer.open(self.ch, "ws", **fields, **_peers(ws))
+
+    async def _receive(self, ws: Any) -> None:
+        try:
+            async for msg in ws:
+                self._received(msg)
+                async with self.arrived:
+                    self.arrived.notify_all()
+        except ConnectionClosed:
+            pass
+        self.closed_by = "server" if not self.closing else "client"
+        async with self.arrived:
+            self.arrived.notify_all()
+
+    def _received(self, msg: str | bytes) -> None:
+        data = msg.encode("utf-8", "surrogatepass") if isinstance(msg, str) else msg
+        if self.writer is not None:
+            self.writer.msg(self.ch, "s2c", data, **({"binary": True} if isinstance(msg, bytes) else {}))
+        live = encode_payload(data)
+        rec = self.recorded[self.live_count] if self.live_count < len(self.recorded) else None
+        self.live_count += 1
+        if rec is not None:
+            self.corr.learn(comparable(rec), comparable(live))
+        self.client._compare(self.script, self.matcher, self.live_count, rec, live)
+
+    async def _wait_live(self, n: int, receiver: asyncio.Task[None]) -> None:
+        """Until `n` live server messages arrived (or the server closed, or the timeout)."""
+        await self.client._wait_for(self.arrived, lambda: self.live_count >= n or receiver.done(),
+                                    self.script.ch, f"server message {n}")
+
+    async def _play(self, ws: Any, receiver: asyncio.Task[None]) -> None:
+        """Each client message once the server messages recorded before it arrived, after its think time."""
+        seen = 0  # recorded server messages before the current client message
+        last_t = float(self.script.open.get("t") or 0.0)
+        last_live = self.loop.time()
+        for step in self.script.steps:
+            client_rec = step.client
+            if client_rec is not None:
+                await self._wait_live(seen, receiver)
+                t = float(client_rec.get("t") or 0.0)
+                wait = last_live + self.client.pacer.pause(t - last_t) - self.loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if receiver.done():
+                    self.client.result.timeouts.append(f"{self.script.ch}: the server closed before client message "
+                                                       f"seq {client_rec.get('seq')}")
+                    return
+                await self._send(ws, client_rec)
+                last_t, last_live = t, self.loop.time()
+            seen += len(step.replies)
+            if step.replies:
+                last_t = max(last_t, float(step.replies[-1].record.get("t") or last_t))
+
+    async def _send(self, ws: Any, rec: dict[str, Any]) -> None:
+        data = self.client._outgoing(rec, self.corr)
+        binary = bool(rec.get("binary"))
+        await ws.send(data, text=not binary)
+        if self.writer is not None:
+            self.writer.msg(self.ch, "c2s", data, **({"binary": True} if binary else {}))
+
+    async def _finish(self, ws: Any, receiver: asyncio.Task[None]) -> None:
+        """Every recorded server message waited for, the close as recorded, then the count."""
+        total = len(self.recorded)
+        await self._wait_live(total, receiver)
+        close = self.script.close or {}
+        if close.get("by") == "server" and not receiver.done():
+            async with asyncio.timeout(self.client.timeout):
+                await asyncio.shield(receiver)
+        else:
+            self.closing = True
+            await asyncio.sleep(self.client.pacer.pause(self.script.close_offset))
+            code = close.get("code") or 1000
+            await ws.close(code if code in (1000, 1001) or 3000 <= code < 5000 else 1000, close.get("reason") or "")
+        await asyncio.wait_for(receiver, self.client.timeout)
+        if self.live_count < total:
+            self.client.result.timeouts.append(f"{self.script.ch}: {self.live_count} of {total} recorded server "
+                                               "messages arrived")
+        else:
+            self.client.result.completed += 1
+
+
+def _peers(ws: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     try:
         h, p = ws.local_address[:2]
         out["client"] = f"{h}:{p}"

@@ -1,8 +1,12 @@
 """`replay serve`: one asyncio HTTP/1.1 front on one port for every recorded channel.
 
+HTTP/1.1 framing is h11's (`h11.Connection(our_role=SERVER)`): request heads (at most 256 KiB),
+content-length and chunked bodies, keep-alive and pipelining, `Expect: 100-continue` (answered
+`100 Continue` before the body is read), HTTP/1.0 clients, and the response's framing.
 Plain requests are matched (method, path, normalized body) against the recorded HTTP exchanges and
 get the recorded status, headers and body; SSE bodies are streamed event by event, each one's exact
-bytes at its recorded time. A WebSocket upgrade is handed to `ws_server`. Unmatched traffic fails
+bytes at its recorded time. A WebSocket upgrade is handed to `ws_conn` / `ws_server` with a
+`WsContext` (this module imports them, never the other way round). Unmatched traffic fails
 fast, in a form no client retries: HTTP 400 with an error body shaped like the provider's (Anthropic,
 OpenAI, else generic JSON) whose message starts `wirecap replay mismatch:` (WebSocket: close 1008),
 and the mismatch goes to `on_mismatch`. A request body sent with a content-encoding (gzip, deflate,
@@ -16,9 +20,11 @@ import http
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import h11
 import orjson
 
 from wirecap.capture.payload import encode_payload
@@ -31,51 +37,63 @@ from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, decode_request_body, load_scripts, request_payload
 from wirecap.replay.secrets import StandIns
 from wirecap.replay.timing import Pacer
-from wirecap.replay.ws_server import MISMATCH_CLOSE, close_reason, hand_off, make_ws_server, play_ws
+from wirecap.replay.wire import encode, received, sendable
+from wirecap.replay.ws_conn import WsConnection
+from wirecap.replay.ws_server import WsContext, run_session
 
 # Headers that describe one hop or the recorded encoding, never the replayed body.
 DROP_HEADERS = frozenset({
     "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
     "content-length", "content-encoding", "proxy-authenticate",
 })
-MAX_HEAD = 256 * 1024
+MAX_HEAD = 256 * 1024  # a request head longer than this is answered 431
+READ_AHEAD = 256 * 1024  # bytes read from a client before it is held back (pause_reading)
 MISMATCH_STATUS = 400  # non-retryable for every client (5xx, 408, 409, 429 are retried)
 EARLY = 0.0005
-
+SESSION_CLOSE_TIMEOUT = 5.0
 
 class _Closed(Exception):
     pass
 
 
 class _Conn(asyncio.Protocol):
-    """A TCP connection read as a byte buffer, so its first bytes can still go to websockets."""
+    """One TCP connection of the front: bytes in, h11 events out, h11's bytes back out.
+
+    Bytes are handed to h11 only when it needs them (`next_event`), so what has not been parsed yet can
+    still go to websockets on an upgrade (`detach`). Reading pauses while READ_AHEAD bytes wait."""
 
     def __init__(self, server: ReplayServer) -> None:
         self.server = server
-        self.buf = bytearray()
-        self.eof = False
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         self.transport: asyncio.Transport | None = None
-        self._wake: asyncio.Event = asyncio.Event()
+        self._buf = bytearray()
+        self._eof = False
+        self._paused = False
+        self._wake = asyncio.Event()
         self._can_write = asyncio.Event()
         self._can_write.set()
         self.task: asyncio.Task[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
         self.server._conns.add(self)
         self.task = asyncio.get_running_loop().create_task(self.server._serve_conn(self))
 
     def data_received(self, data: bytes) -> None:
-        self.buf += data
+        self._buf += data
+        if len(self._buf) > READ_AHEAD and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
         self._wake.set()
 
     def eof_received(self) -> bool:
-        self.eof = True
+        self._eof = True
         self._wake.set()
         return True  # keep the transport: a response may still be on its way
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = True
+        self._eof = True
         self._wake.set()
         self._can_write.set()
         self.server._conns.discard(self)
@@ -86,37 +104,33 @@ class _Conn(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._can_write.set()
 
-    async def _more(self) -> None:
-        if self.eof:
-            raise _Closed
-        self._wake.clear()
-        await self._wake.wait()
+    def _take(self) -> bytes:
+        data = bytes(self._buf)
+        self._buf.clear()
+        if self._paused and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        return data
 
-    async def read_until(self, sep: bytes, limit: int) -> bytes | None:
-        """Bytes up to and including `sep`; None at a clean EOF before any byte."""
+    async def next_event(self) -> Any:
+        """h11's next event, reading as much as it needs (b"" to h11 at EOF: it then says
+        ConnectionClosed, or raises RemoteProtocolError inside a request)."""
         while True:
-            i = self.buf.find(sep)
-            if i >= 0:
-                out = bytes(self.buf[: i + len(sep)])
-                del self.buf[: i + len(sep)]
-                return out
-            if len(self.buf) > limit:
-                raise ValueError("request head too large")
-            if self.eof and not self.buf:
-                return None
-            await self._more()
+            event = self.h11.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            while not self._buf and not self._eof:
+                self._wake.clear()
+                await self._wake.wait()
+            self.h11.receive_data(self._take())
 
-    async def read_exact(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            await self._more()
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
+    def detach(self) -> bytes:
+        """The bytes that came after the last event h11 parsed (for the next owner of the connection)."""
+        return self.h11.trailing_data[0] + self._take()
 
-    def take_buffer(self) -> bytes:
-        out = bytes(self.buf)
-        self.buf.clear()
-        return out
+    async def send(self, *events: Any) -> None:
+        """h11's bytes for `events`, written at once, with flow control."""
+        await self.write(b"".join(self.h11.send(e) or b"" for e in events))
 
     async def write(self, data: bytes) -> None:
         if self.transport is None or self.transport.is_closing():
@@ -126,40 +140,52 @@ class _Conn(asyncio.Protocol):
             await self._can_write.wait()
 
 
-def parse_head(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]]:
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-        raise ValueError(f"bad request line {lines[0][:80]!r}")
-    headers: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            raise ValueError(f"bad header line {line[:80]!r}")
-        headers.append((name.strip().lower(), value.strip()))
-    return parts[0].upper(), parts[1], parts[2], headers
+async def read_body(c: _Conn) -> bytes:
+    """The request body h11 delimits (content-length or chunked; trailers dropped)."""
+    parts: list[bytes] = []
+    while True:
+        event = await c.next_event()
+        if type(event) is h11.Data:
+            parts.append(event.data)
+        elif type(event) is h11.EndOfMessage:
+            return b"".join(parts)
+        else:  # the client went away inside its request
+            raise _Closed
 
 
-async def read_body(c: _Conn, headers: dict[str, str]) -> bytes:
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        out = bytearray()
-        while True:
-            line = await c.read_until(b"\r\n", 1024)
-            if line is None:
-                raise _Closed
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                while True:  # trailers, up to the blank line
-                    t = await c.read_until(b"\r\n", MAX_HEAD)
-                    if t in (None, b"\r\n"):
-                        break
-                return bytes(out)
-            out += await c.read_exact(size)
-            await c.read_exact(2)
-    n = int(headers.get("content-length", "0") or 0)
-    return await c.read_exact(n) if n else b""
+@dataclass(slots=True)
+class LiveRequest:
+    """A request as h11 parsed it, in the forms the server matches and logs it in."""
+
+    method: str
+    target: str
+    path: str
+    headers: dict[str, str]  # lower-case names, repeats joined with ", "
+    keep: bool  # the client lets the connection live on after the response
+
+    @classmethod
+    def of(cls, req: h11.Request) -> LiveRequest:
+        headers = received(req.headers)
+        target = req.target.decode("latin-1")
+        keep = req.http_version == b"1.1" and "close" not in headers.get("connection", "").lower()
+        return cls(req.method.decode("latin-1").upper(), target, urlsplit(target).path or "/", headers, keep)
+
+    @property
+    def websocket(self) -> bool:
+        return (self.headers.get("upgrade", "").lower() == "websocket"
+                and "upgrade" in self.headers.get("connection", "").lower())
+
+
+def _head_size(req: h11.Request) -> int:
+    """About the size of a request's head on the wire."""
+    return len(req.target) + sum(len(k) + len(v) + 4 for k, v in req.headers.raw_items()) + 16
+
+
+def _request_head(req: h11.Request) -> bytes:
+    """An upgrade request's head again, for websockets (which parses it itself)."""
+    lines = [b"%s %s HTTP/%s" % (req.method, req.target, req.http_version)]
+    lines += [k + b": " + v for k, v in req.headers.raw_items()]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
 class ReplayServer:
@@ -182,6 +208,9 @@ class ReplayServer:
         self._log = log
         self.mismatches: list[Mismatch] = []
         self._conns: set[_Conn] = set()
+        self._sessions: dict[WsConnection, asyncio.Task[None]] = {}
+        self.ws_context = WsContext(pool=self.pool, pacer=self.pacer, strict=strict, stand_ins=self.stand_ins,
+                                    report=self.mismatch, log=self.log, learn_secrets=self.learn_secrets)
         self._server: asyncio.Server | None = None
         self.port = 0
         self.host = "127.0.0.1"
@@ -232,12 +261,10 @@ class ReplayServer:
     # --- life cycle -----------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         loop = asyncio.get_running_loop()
-        self.ws = make_ws_server(self)
         try:
             self._server = await loop.create_server(lambda: _Conn(self), host, port, reuse_address=True)
         except (OSError, OverflowError) as e:  # OverflowError: a port beyond 65535
             raise WirecapError(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}") from None
-        self.ws.server = self._server  # lets websockets' own close() and is_serving() work
         self.host = host
         self.port = self._server.sockets[0].getsockname()[1]
         return self.port
@@ -247,164 +274,179 @@ class ReplayServer:
         return f"http://{self.host}:{self.port}"
 
     async def stop(self) -> None:
+        """Stop listening, drop the HTTP connections, close the WebSocket ones (1001, going away) and
+        wait for their sessions (at most SESSION_CLOSE_TIMEOUT)."""
         if self._server is None:
             return
         self._server.close()
+        tasks = [c.task for c in self._conns if c.task is not None] + list(self._sessions.values())
         for c in list(self._conns):
             if c.transport is not None:
                 c.transport.abort()
-        self.ws.close(close_connections=True)
-        try:
-            async with asyncio.timeout(5):
-                await self.ws.wait_closed()
-        except TimeoutError:
-            pass
+        closing = [asyncio.get_running_loop().create_task(conn.close(1001)) for conn in list(self._sessions)]
+        if tasks or closing:
+            _done, pending = await asyncio.wait(tasks + closing, timeout=SESSION_CLOSE_TIMEOUT)
+            for task in pending:
+                task.cancel()
 
     # --- connections ----------------------------------------------------------------------------
     async def _serve_conn(self, c: _Conn) -> None:
         handed_off = False
         try:
             while True:
-                head = await c.read_until(b"\r\n\r\n", MAX_HEAD)
-                if head is None:
+                event = await c.next_event()
+                if type(event) is not h11.Request:
+                    return  # ConnectionClosed
+                if _head_size(event) > MAX_HEAD:  # (h11 bounds only a head that came in pieces)
+                    raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+                req = LiveRequest.of(event)
+                self.learn_secrets(req.headers)
+                if req.websocket:
+                    handed_off = await self._hand_off(c, event)
                     return
-                try:
-                    method, target, version, hlist = parse_head(head)
-                except ValueError as e:
-                    await c.write(_plain(400, self.redactor.text(str(e))))
+                if c.h11.they_are_waiting_for_100_continue:
+                    await c.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
+                await self._http(c, req, await read_body(c))
+                if not (c.h11.our_state is h11.DONE and c.h11.their_state is h11.DONE):
                     return
-                headers = _join(hlist)
-                self.learn_secrets(headers)
-                if (headers.get("upgrade", "").lower() == "websocket"
-                        and "upgrade" in headers.get("connection", "").lower()):
-                    assert c.transport is not None
-                    handed_off = True
-                    self._conns.discard(c)
-                    hand_off(self.ws, c.transport, head + c.take_buffer(), self.pool.subprotocols())
-                    return
-                body = await read_body(c, headers)
-                keep = await self._http(c, method, target, version, headers, body)
-                if not keep:
-                    return
+                c.h11.start_next_cycle()
         except (_Closed, ConnectionError):
             return
-        except ValueError as e:
-            try:
-                await c.write(_plain(400, self.redactor.text(str(e))))
-            except (_Closed, ConnectionError):
-                pass
+        except h11.RemoteProtocolError as e:
+            await self._refuse(c, e)
         except Exception as e:  # noqa: BLE001 - keep serving other connections
             self.log(f"http connection failed: {e!r}")
         finally:
             if not handed_off and c.transport is not None:
                 c.transport.close()
 
-    async def ws_session(self, conn: Any) -> None:
-        path = urlsplit(conn.request.path).path or "/"
-        self.learn_secrets({k.lower(): v for k, v in conn.request.headers.raw_items()})
-        script = self.pool.take_ws(path)
-        if script is None:
-            mm = Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}")
-            mm = self.mismatch(mm)
-            await conn.close(MISMATCH_CLOSE, close_reason(f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"))
-            return
-        self.log(f"{script.ch}: live WebSocket connection at {path}")
-        await play_ws(self, conn, script)
+    async def _refuse(self, c: _Conn, e: h11.RemoteProtocolError) -> None:
+        """A request h11 could not read: its status (400, 431 for a head over MAX_HEAD) and why."""
+        status = e.error_status_hint
+        text = f"request head larger than {MAX_HEAD // 1024} KiB" if status == 431 else str(e)
+        try:
+            await c.send(*_plain(status, self.redactor.text(text)))
+        except (_Closed, ConnectionError, h11.LocalProtocolError):
+            pass
 
-    async def _http(self, c: _Conn, method: str, target: str, version: str, headers: dict[str, str],
-                    body: bytes) -> bool:
-        path = urlsplit(target).path or "/"
-        keep = version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
-        body = self.stand_ins.restore(decode_request_body(body, headers.get("content-encoding")))
+    async def _hand_off(self, c: _Conn, req: h11.Request) -> bool:
+        """Give the connection to websockets: the upgrade request and what followed it. False when the
+        client left before the request was complete."""
+        while (event := await c.next_event()) is not h11.PAUSED:
+            if type(event) is h11.ConnectionClosed:
+                return False
+        assert c.transport is not None
+        self._conns.discard(c)
+        conn = WsConnection(c.transport, self.pool.subprotocols())
+        if conn.open(_request_head(req), c.detach()):
+            task = asyncio.get_running_loop().create_task(run_session(self.ws_context, conn))
+            self._sessions[conn] = task
+            task.add_done_callback(lambda _t: self._sessions.pop(conn, None))
+        return True
+
+    async def _http(self, c: _Conn, req: LiveRequest, body: bytes) -> None:
+        method, path = req.method, req.path
+        body = self.stand_ins.restore(decode_request_body(body, req.headers.get("content-encoding")))
+        live = None
         try:
             live = comparable(encode_payload(body)) if body else None  # (decoded once: matched, then correlated)
             script, mm = self.pool.take_http(method, path, body, strict=self.strict, live=live)
         except Exception as e:  # noqa: BLE001 - a matching bug is told to the client, not a dropped connection
-            live = comparable(encode_payload(body)) if body else None
             script, mm = None, Mismatch.failed("http", 0, live, e, what=f"request {method} {path}")
         if mm is not None:
             mm = self.mismatch(mm)
         if script is None:
             assert mm is not None
-            try:
-                data = mismatch_body(mm, self.pool.dialect_of(mm.ch), path)
-            except Exception as e:  # noqa: BLE001 - a bug here must not drop the connection (the client would retry)
-                self.log(f"cannot build the mismatch answer: {e!r}")
-                data = orjson.dumps({"error": {"message": MESSAGE_PREFIX + f"request {method} {path} unmatched",
-                                               "type": "invalid_request_error", "code": "wirecap_replay_mismatch"}})
-            await c.write(_head(MISMATCH_STATUS, _reason(MISMATCH_STATUS), [
-                ("content-type", "application/json"), ("content-length", str(len(data))),
-                ("x-should-retry", "false"), ("x-wirecap-replay", "mismatch")], keep)
-                          + (b"" if method == "HEAD" else data))  # a HEAD answer has no body
-            return keep
-        self.log(f"{script.ch}: {method} {self.redactor.url('http://h' + target)[len('http://h'):]}")
+            await self._refuse_mismatch(c, req, mm)
+            return
+        self.log(f"{script.ch}: {method} {self.redactor.url('http://h' + req.target)[len('http://h'):]}")
         corr = Correlator()
         if script.request_body and body:
             corr.learn(comparable(request_payload(script)[0]), live)
-        await self._respond(c, script, method, version, keep, corr)
-        return keep
+        await self._respond(c, script, method, req.keep, corr)
 
-    async def _respond(self, c: _Conn, script: ChannelScript, method: str, version: str, keep: bool,
-                       corr: Correlator) -> None:
+    async def _refuse_mismatch(self, c: _Conn, req: LiveRequest, mm: Mismatch) -> None:
+        """The 400 of a mismatch, its body shaped like the provider's error (none for a HEAD)."""
+        try:
+            data = mismatch_body(mm, self.pool.dialect_of(mm.ch), req.path)
+        except Exception as e:  # noqa: BLE001 - a bug here must not drop the connection (the client would retry)
+            self.log(f"cannot build the mismatch answer: {e!r}")
+            data = orjson.dumps({"error": {"message": MESSAGE_PREFIX + f"request {req.method} {req.path} unmatched",
+                                           "type": "invalid_request_error", "code": "wirecap_replay_mismatch"}})
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data)),
+                   (b"x-should-retry", b"false"), (b"x-wirecap-replay", b"mismatch"), _connection(req.keep)]
+        body = [] if req.method == "HEAD" else [h11.Data(data=data)]  # a HEAD answer has no body
+        await c.send(h11.Response(status_code=MISMATCH_STATUS, headers=headers, reason=_reason(MISMATCH_STATUS)),
+                     *body, h11.EndOfMessage())
+
+    async def _respond(self, c: _Conn, script: ChannelScript, method: str, keep: bool, corr: Correlator) -> None:
+        """The recorded response: its head at its recorded time, then its body (whole, or each piece of
+        a stream at its own time, chunked; to an HTTP/1.0 client delimited by the close)."""
         loop = asyncio.get_running_loop()
         anchor = loop.time()
-        resp = script.response or {}
-        status = int(resp.get("status") or (script.close or {}).get("status") or 200)
+        plan = self.plan(script, method, keep, corr)
+        await _sleep_until(loop, anchor + plan.due[0])
+        if not plan.has_body:
+            await c.send(plan.head, h11.EndOfMessage())
+        elif not plan.streamed:
+            await _sleep_until(loop, anchor + plan.due[-1])
+            await c.send(plan.head, h11.Data(data=b"".join(plan.chunks)), h11.EndOfMessage())
+        else:
+            await c.send(plan.head)
+            for data, d in zip(plan.chunks, plan.due[1:], strict=True):
+                await _sleep_until(loop, anchor + d)
+                await c.send(h11.Data(data=data))
+            await c.send(h11.EndOfMessage())
+
+    def plan(self, script: ChannelScript, method: str, keep: bool, corr: Correlator) -> ResponsePlan:
+        """What `_respond` sends for `script`: head, body pieces (ids rewritten, stand-ins filled) and
+        when each goes (seconds after the request's end, paced)."""
+        status = _status(script)
         replies = [r for s in script.steps for r in s.replies]
         fill = self.stand_ins.fill
         chunks = [fill(body_piece_bytes(rewrite_record(corr, r.record), lines=script.lines), r.record.get("seq"),
                        script.ch) for r in replies]
         due = self.pacer.schedule([script.response_offset] + [r.offset for r in replies])
-        headers = [(k, self.stand_ins.fill_text(v, resp.get("seq"), script.ch))
-                   for k, v in _response_headers(resp.get("headers") or {})]
-        no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
-        streamed = script.sse or script.lines or len(chunks) > 1
-        chunked = False
-        if no_body:
-            headers.append(("content-length", str(sum(map(len, chunks)))))
-        elif streamed and version == "HTTP/1.1":
-            headers.append(("transfer-encoding", "chunked"))
-            chunked = True
-        elif streamed:
-            keep = False
-        else:
-            headers.append(("content-length", str(sum(map(len, chunks)))))
-        await _sleep_until(loop, anchor + due[0])
-        reason = resp.get("reason") or _reason(status)
-        said = any(k.lower() == "connection" for k in (resp.get("headers") or {}))
-        head = _head(status, reason, headers, keep, say_keep_alive=said)
-        if no_body:
-            await c.write(head)
-            return
-        if not streamed:
-            await _sleep_until(loop, anchor + due[-1])
-            await c.write(head + b"".join(chunks))
-            return
-        await c.write(head)
-        for data, d in zip(chunks, due[1:], strict=True):
-            await _sleep_until(loop, anchor + d)
-            if chunked:
-                if data:
-                    await c.write(b"%x\r\n%s\r\n" % (len(data), data))
-            else:
-                await c.write(data)
-        if chunked:
-            await c.write(b"0\r\n\r\n")
-        if not keep and c.transport is not None:
-            c.transport.close()
+        has_body = not (method == "HEAD" or status in (204, 304) or 100 <= status < 200)
+        streamed = has_body and bool(script.sse or script.lines or len(chunks) > 1)
+        # a stream's framing is h11's (chunked, or the close for an HTTP/1.0 client); else content-length
+        head = self._head(script, status, None if streamed else sum(map(len, chunks)), keep)
+        return ResponsePlan(head, chunks, due, has_body, streamed)
+
+    def _head(self, script: ChannelScript, status: int, length: int | None, keep: bool) -> h11.Response:
+        """The recorded response head: its headers as recorded (less the hop-by-hop and framing ones),
+        stand-ins filled, `content-length` when given, `connection` as `_connection` says."""
+        resp = script.response or {}
+        recorded = resp.get("headers") or {}
+        headers = [(k, self.stand_ins.fill_text(v, resp.get("seq"), script.ch)) for k, v in _response_headers(recorded)]
+        if length is not None:
+            headers.append(("content-length", str(length)))
+        said = any(k.lower() == "connection" for k in recorded)
+        wire = sendable(encode(headers)) + ([_connection(keep)] if said or not keep else [])
+        reason = str(resp.get("reason") or _reason(status)).encode("latin-1", "replace")
+        return h11.Response(status_code=status, headers=wire, reason=reason)
+
+
+def _status(script: ChannelScript) -> int:
+    """The recorded status (the response's, else the close's), 200 when none was recorded."""
+    return int((script.response or {}).get("status") or (script.close or {}).get("status") or 200)
+
+
+@dataclass(slots=True)
+class ResponsePlan:
+    """A recorded response ready to go: h11's head event, the body pieces and when each goes."""
+
+    head: h11.Response
+    chunks: list[bytes]
+    due: list[float]  # the head's, then each chunk's
+    has_body: bool
+    streamed: bool
 
 
 async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
     wait = when - loop.time()
     if wait > EARLY:
         await asyncio.sleep(wait - EARLY)  # the loop wakes up to ~1 ms late (ms timeouts)
-
-
-def _join(hlist: list[tuple[str, str]]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for k, v in hlist:
-        out[k] = f"{out[k]}, {v}" if k in out else v
-    return out
 
 
 def _response_headers(recorded: dict[str, str]) -> list[tuple[str, str]]:
@@ -417,26 +459,18 @@ def _response_headers(recorded: dict[str, str]) -> list[tuple[str, str]]:
     return out
 
 
+def _connection(keep: bool) -> tuple[bytes, bytes]:
+    """`connection: close` when the connection ends after the response, else `connection: keep-alive`
+    (sent only when the recording carried a `connection` header: HTTP/1.1 keeps a connection by
+    default, and a client that prints the headers it got prints what it printed when recorded)."""
+    return (b"connection", b"keep-alive" if keep else b"close")
+
+
 def _reason(status: int) -> str:
     try:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return "Unknown"
-
-
-def _head(status: int, reason: str, headers: list[tuple[str, str]], keep: bool, *,
-          say_keep_alive: bool = True) -> bytes:
-    """A response head. `connection: close` when the connection ends after it; `connection: keep-alive`
-    otherwise, unless `say_keep_alive` is False: a replayed response whose recording carried no
-    `connection` header gets none (HTTP/1.1 keeps the connection by default), so a client that prints
-    the headers it got prints what it printed when recorded."""
-    lines = [f"HTTP/1.1 {status} {reason}"]
-    lines += [f"{k}: {v}" for k, v in headers]
-    if not keep:
-        lines.append("connection: close")
-    elif say_keep_alive:
-        lines.append("connection: keep-alive")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
 
 
 def live_redactor(header: dict[str, Any] | None) -> Redactor:
@@ -493,10 +527,13 @@ def error_shape(dialect: str | None, path: str) -> str:
     return "generic"
 
 
-def _plain(status: int, text: str) -> bytes:
+def _plain(status: int, text: str) -> tuple[Any, ...]:
+    """A short text/plain answer that ends the connection, as h11 events."""
     data = (text + "\n").encode("utf-8")
-    return _head(status, _reason(status), [("content-type", "text/plain; charset=utf-8"),
-                                           ("content-length", str(len(data)))], False) + data
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"%d" % len(data)),
+               _connection(False)]
+    return (h11.Response(status_code=status, headers=headers, reason=_reason(status)), h11.Data(data=data),
+            h11.EndOfMessage())
 
 
 class ThreadedReplayServer:

@@ -1,8 +1,8 @@
 """Order-aware, normalized matching of a live client message against the recorded one.
 
 "Same message" ignores what changes from run to run: the dialect's volatile fields (from
-`wirecap.dialects.volatile_paths` when that registry knows the dialect, plus the minimal defaults
-below), the user's `--ignore PATH`s, the fingerprints of redaction placeholders (a live secret
+`wirecap.dialects.volatile_paths`, their one home; an analytics request's under the `TELEMETRY`
+profile), the user's `--ignore PATH`s, the fingerprints of redaction placeholders (a live secret
 matches any recorded placeholder of the same key), and values volatile by shape: ids, timestamps,
 loopback ports and the client's working directory / HOME / TMPDIR, as substrings, so the prompt text
 around them is still compared (`wirecap.analysis.idshape`, the same rules as `wirecap diff`). On a mismatch the closest recorded candidate and
@@ -15,38 +15,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_value
+from wirecap import dialects
+from wirecap.analysis.idshape import EnvMask, mask_value
+from wirecap.analysis.idshape import is_telemetry as is_telemetry  # (re-exported: replay.pool asks it)
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes
 from wirecap.capture.redact import Redactor
+from wirecap.errors import WirecapError
 from wirecap.replay.script import ChannelScript
 
-CODEBUFF_WS = "codebuff-ws"
+CODEBUFF_WS = "codebuff-ws"  # (the dialect whose frames replay rewrites: ws_server asks by this name)
 
-# Kept here until every dialect ships `volatile_paths`; the union of both is used.
-DEFAULT_VOLATILE: dict[str, tuple[str, ...]] = {
-    CODEBUFF_WS: (
-        "txid",
-        "data.promptId",
-        "data.userInputId",
-        "data.requestId",
-        "data.fingerprintId",
-        "data.authToken",
-        "data.clientSessionId",
-        "**.toolCallId",
-        "**.timestamp",
-        "**.lastReadTime",
-    ),
-    "anthropic": ("metadata.user_id",),
-    "openai": ("user", "metadata.user_id"),
-    # what an analytics request carries depends on the client's flush timer, not on the conversation
-    "telemetry": ("batch", "sent_at", "**.timestamp", "**.uuid", "properties"),
-}
-
-# Analytics endpoints (`idshape.is_telemetry`): a live request to one matches any recorded one of its
-# route whatever it holds, and a recording may answer again (see `ScriptPool.take_http`).
-TELEMETRY = "telemetry"
+# Analytics requests (`wirecap.dialects.is_telemetry_channel`) are matched under the `TELEMETRY`
+# profile: a live request to one matches any recorded one of its route whatever it holds, and a
+# recording may answer again (see `ScriptPool.take_http`).
+TELEMETRY = dialects.TELEMETRY
 
 # Placeholders of secrets: the live value is the secret itself, never the placeholder.
 SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
@@ -56,48 +40,39 @@ def channel_dialect(script: ChannelScript) -> str | None:
     """The channel's dialect as the decoders decide it: `wirecap.dialects.detect_channel` over the
     open record and the same first messages (the hint, else the dialects' sniffs). None when no
     dialect claims the channel (then only the id-shaped defaults and `--ignore`s apply)."""
-    from wirecap.dialects import DETECT_MSGS, detect_channel
-
     first: list[dict[str, Any]] = []
     for s in script.steps:
         if s.client is not None:
             first.append(s.client)
         first.extend(r.record for r in s.replies)
-        if len(first) >= DETECT_MSGS:
+        if len(first) >= dialects.DETECT_MSGS:
             break
     first.sort(key=lambda r: r.get("seq") if isinstance(r.get("seq"), int) else 0)
-    return detect_channel(script.open, first[:DETECT_MSGS])[0]
+    return dialects.detect_channel(script.open, first[:dialects.DETECT_MSGS])[0]
 
 
 _DETECT: Any = object()  # `match_profile`'s "not given": None is a dialect answer
 
 
 def match_profile(script: ChannelScript, dialect: str | None = _DETECT) -> str | None:
-    """What a live message of this channel is matched as: `TELEMETRY` for an analytics route with no
-    dialect hint (its batches depend on the client's flush timer, not on the conversation, so a live
-    request matches any recorded one of its route), else the channel's dialect (`channel_dialect`).
-    Kept apart from the dialect: analytics is how replay treats a route, not a dialect the decoders know.
+    """What a live message of this channel is matched as: `TELEMETRY` for an analytics request
+    (`wirecap.dialects.is_telemetry_channel`: its batches depend on the client's flush timer, not on
+    the conversation, so a live request matches any recorded one of its route), else the channel's
+    dialect (`channel_dialect`). Both are names `wirecap.dialects.volatile_paths` knows.
     `dialect`: the channel's `channel_dialect` when the caller already has it (detected once)."""
-    hint = script.open.get("dialect")
-    if not (isinstance(hint, str) and hint) and script.kind == "http" and is_telemetry(script.path):
+    if dialects.is_telemetry_channel(script.open):
         return TELEMETRY
     return channel_dialect(script) if dialect is _DETECT else dialect
 
 
-def volatile_for(dialect: str | None) -> list[str]:
-    """Default volatile paths of a dialect: the registry's and ours."""
+def volatile_for(profile: str | None) -> list[str]:
+    """Default volatile paths of a match profile (a dialect, `TELEMETRY` or None): the secrets'
+    placeholders and what `wirecap.dialects.volatile_paths` says (the one home of volatile paths)."""
     paths: list[str] = list(SECRET_VALUE_PATHS)
-    if dialect is None:
-        return paths
     try:
-        from wirecap.dialects import volatile_paths  # type: ignore[attr-defined]
-
-        paths.extend(volatile_paths(dialect))
-    except Exception:  # noqa: BLE001 - registry absent or dialect unknown to it
+        paths.extend(dialects.volatile_paths(profile))
+    except WirecapError:  # a name the registry does not know (a hint from another version): no defaults
         pass
-    for name, extra in DEFAULT_VOLATILE.items():
-        if dialect == name or dialect.startswith(name):
-            paths.extend(extra)
     return list(dict.fromkeys(paths))
 
 
@@ -320,14 +295,14 @@ class ChannelMatcher:
             mm = Mismatch(self.script.ch, self.live_count, live, None, None)
             return None, mm
         step = self.steps[self.pos]
-        recorded = comparable(step.client)
+        client = step.client or {}  # (the steps here are the client steps)
+        recorded = comparable(client)
         if self.matcher.same(live, recorded):
             self.pos += 1
             return self.pos - 1, None
-        cands = [(s.client.get("seq"), comparable(s.client)) for s in self.steps[self.pos:]]
+        cands = [((s.client or {}).get("seq"), comparable(s.client)) for s in self.steps[self.pos:]]
         seq, value, diffs = self.matcher.closest(live, cands)
-        mm = Mismatch(self.script.ch, self.live_count, live, seq, value, diffs,
-                      expected_seq=step.client.get("seq"))
+        mm = Mismatch(self.script.ch, self.live_count, live, seq, value, diffs, expected_seq=client.get("seq"))
         if self.strict:
             return None, mm
         self.pos += 1

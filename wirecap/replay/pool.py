@@ -88,35 +88,48 @@ class ScriptPool:
             live = comparable(encode_payload(body)) if body else None
         with self._lock:
             self.http_count += 1
-            index = self.http_count
-            same_route = [s for s in self.scripts
-                          if s.kind == "http" and s.method == method and s.path == path]
+            route = [s for s in self.scripts if s.kind == "http" and s.method == method and s.path == path]
             loop = self.loop or is_telemetry(path)  # (analytics batches come in any number: see match.py)
-            for pass_ in (0, 1):
-                fresh = [s for s in same_route if pass_ == 1 or s.ch not in self.used]
-                for s in fresh:
-                    if self.matcher(s).same(live, self._body(s)):
-                        self.used.add(s.ch)
-                        return s, None
-                if not loop:
-                    break
-            fresh = [s for s in same_route if s.ch not in self.used] or (same_route if loop else [])
-            pool = fresh or [s for s in self.scripts if s.kind == "http" and s.ch not in self.used]
-            label = f"request {method} {path}"
-            if not pool:
-                return None, Mismatch("http", index, live, None, None, what=label)
-            m = self.matcher(pool[0])
-            seq_by_id = {id(s): s for s in pool}
-            cands = ((id(s), self._body(s)) for s in pool)  # one at a time (closest keeps the best)
-            key, value, diffs = m.closest(live, cands)
-            best = seq_by_id[key]  # type: ignore[index]
-            if best.method != method or best.path != path:
-                diffs = [("(request line)", f"{best.method} {best.path}", f"{method} {path}"), *diffs]
-            mm = Mismatch(best.ch, index, live, _seq_of(best), value, diffs, what=label)
-            if strict or not fresh:
-                return None, mm
-            self.used.add(fresh[0].ch)
-            return fresh[0], mm
+            found = self._first_match(route, live, loop)
+            if found is not None:
+                self.used.add(found.ch)
+                return found, None
+            return self._unmatched(method, path, live, route, loop, strict)
+
+    def _first_match(self, route: list[ChannelScript], live: Any, loop: bool) -> ChannelScript | None:
+        """The first unused recording of the route whose body matches (with `loop`, then a used one)."""
+        for pass_ in (0, 1):
+            for s in route:
+                if (pass_ == 1 or s.ch not in self.used) and self.matcher(s).same(live, self._body(s)):
+                    return s
+            if not loop:
+                break
+        return None
+
+    def _unmatched(self, method: str, path: str, live: Any, route: list[ChannelScript], loop: bool,
+                   strict: bool) -> tuple[ChannelScript | None, Mismatch]:
+        """No recording matched: the mismatch against the closest candidate (the route's unused ones,
+        else any unused exchange), and in lenient mode the next unused recording of the route."""
+        fresh = [s for s in route if s.ch not in self.used] or (route if loop else [])
+        pool = fresh or [s for s in self.scripts if s.kind == "http" and s.ch not in self.used]
+        label = f"request {method} {path}"
+        if not pool:
+            return None, Mismatch("http", self.http_count, live, None, None, what=label)
+        mm = self._closest(pool, method, path, live, label)
+        if strict or not fresh:
+            return None, mm
+        self.used.add(fresh[0].ch)
+        return fresh[0], mm
+
+    def _closest(self, pool: list[ChannelScript], method: str, path: str, live: Any, label: str) -> Mismatch:
+        m = self.matcher(pool[0])
+        by_id = {id(s): s for s in pool}
+        cands = ((id(s), self._body(s)) for s in pool)  # one at a time (closest keeps the best)
+        key, value, diffs = m.closest(live, cands)
+        best = by_id[key]  # type: ignore[index]
+        if best.method != method or best.path != path:
+            diffs = [("(request line)", f"{best.method} {best.path}", f"{method} {path}"), *diffs]
+        return Mismatch(best.ch, self.http_count, live, _seq_of(best), value, diffs, what=label)
 
 
 def _body_of(s: ChannelScript) -> Any:

@@ -39,7 +39,8 @@ class RecordSource:
         with contextlib.suppress(OSError, AttributeError):
             os.close(self.fd)
 
-    def load(self, off: int, size: int, seq: int) -> dict[str, Any]:
+    def load(self, off: int, size: int, seq: Any) -> dict[str, Any]:
+        """The record at `off` (`size` bytes), checked to be the one with `seq` that was there."""
         line = os.pread(self.fd, size, off)
         try:
             rec = orjson.loads(line)
@@ -55,7 +56,7 @@ class RecordRef:
 
     __slots__ = ("off", "seq", "size", "src")
 
-    def __init__(self, src: RecordSource, off: int, size: int, seq: int) -> None:
+    def __init__(self, src: RecordSource, off: int, size: int, seq: Any) -> None:
         self.src, self.off, self.size, self.seq = src, off, size, seq
 
     def load(self) -> dict[str, Any]:
@@ -202,13 +203,15 @@ def build_scripts(records: Iterable[dict[str, Any]],
     last_t: dict[str, float] = {}
     for rec in records:
         ch = rec.get("ch")
+        if not isinstance(ch, str):
+            continue
         rtype = rec.get("type")
         if rtype == "open":
-            if rec.get("kind") in ("ws", "http") and isinstance(ch, str):
+            if rec.get("kind") in ("ws", "http"):
                 scripts[ch] = ChannelScript(ch=ch, kind=rec["kind"], open=rec)
                 last_t[ch] = float(rec.get("t") or 0.0)
             continue
-        sc = scripts.get(ch) if isinstance(ch, str) else None
+        sc = scripts.get(ch)
         if sc is None:
             continue
         t = float(rec.get("t") or 0.0)
@@ -270,7 +273,7 @@ def _offsets(reader: CaptureReader) -> Callable[[dict[str, Any]], dict[str, Any]
             if off < 0 or os.pread(src.fd, len(line), off) != line:
                 return rec
             checked = True
-        return RecordRef(src, off, len(line), seq)  # type: ignore[arg-type] - the reader yields int seqs
+        return RecordRef(src, off, len(line), seq)
 
     return keep
 
@@ -300,33 +303,43 @@ class ProcessScan:
         self.script: ProcessScript | None = None
 
     def run(self, records: Iterable[dict[str, Any]]) -> Iterator[tuple[float, str, dict[str, Any]]]:
-        proc, wanted = self.proc, self.wanted
-        pipes: dict[str, str] = {}
-        seen: dict[str, str] = {}
-        script: ProcessScript | None = None
+        self.script = None
+        self._pipes: dict[str, str] = {}  # the pipes played: ch -> stream
+        self._seen: dict[str, str] = {}  # every stdout/stderr pipe of the run
+        pipes = self._pipes
         t0 = 0.0
         for rec in records:
             rtype = rec.get("type")
             ch = rec.get("ch")
-            if rtype == "open":
-                if rec.get("kind") == "process" and script is None and (proc is None or ch == proc):
-                    script = self.script = ProcessScript(ch=ch, open=rec, pipes=seen)
-                    t0 = float(rec.get("t") or 0.0)
-                elif rec.get("kind") == "pipe" and rec.get("stream") in ("stdout", "stderr"):
-                    owner = rec.get("proc")
-                    if script is not None and owner not in (None, script.ch):
-                        continue
-                    seen[ch] = rec["stream"]
-                    if wanted is None or ch in wanted or rec.get("stream") in wanted:
-                        pipes[ch] = rec["stream"]
-            elif rtype == "msg" and ch in pipes:
-                if script is None:  # pipes recorded without a process record (e.g. `tee` of a pipe)
-                    script = self.script = ProcessScript(ch="proc", open={}, pipes=seen)
-                    t0 = float(rec.get("t") or 0.0)
-                script.n_lines += 1
-                yield max(0.0, float(rec.get("t") or 0.0) - t0), pipes[ch], rec
-            elif rtype == "close" and script is not None and ch == script.ch:
-                script.close = rec
+            if rtype == "msg":  # (the hot path: one dict lookup for a line that is not played)
+                if ch in pipes:
+                    script = self.script
+                    if script is None:  # pipes recorded without a process record (e.g. `tee` of a pipe)
+                        script = self.script = ProcessScript(ch="proc", open={}, pipes=self._seen)
+                        t0 = float(rec.get("t") or 0.0)
+                    script.n_lines += 1
+                    yield max(0.0, float(rec.get("t") or 0.0) - t0), pipes[ch], rec
+            elif rtype == "open":
+                opened = self._open(rec, ch)
+                if opened is not None:
+                    t0 = opened
+            elif rtype == "close" and self.script is not None and ch == self.script.ch:
+                self.script.close = rec
+
+    def _open(self, rec: dict[str, Any], ch: Any) -> float | None:
+        """An `open`: the process (its time is returned: lines are timed from it) or one of its pipes."""
+        kind = rec.get("kind")
+        if kind == "process" and self.script is None and (self.proc is None or ch == self.proc):
+            self.script = ProcessScript(ch=ch, open=rec, pipes=self._seen)
+            return float(rec.get("t") or 0.0)
+        if kind == "pipe" and rec.get("stream") in ("stdout", "stderr"):
+            owner = rec.get("proc")
+            if self.script is not None and owner not in (None, self.script.ch):
+                return None
+            self._seen[ch] = rec["stream"]
+            if self.wanted is None or ch in self.wanted or rec.get("stream") in self.wanted:
+                self._pipes[ch] = rec["stream"]
+        return None
 
 
 def build_process_script(records: Iterable[dict[str, Any]], proc: str | None = None,

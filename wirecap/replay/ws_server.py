@@ -1,9 +1,10 @@
 """WebSocket side of `replay serve`: plays one recorded ws channel to one live client connection.
 
 The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is handed to a
-`websockets` connection here (its sans-I/O protocol does the handshake and framing), and the
-session then waits for each client message, matches it against the recorded one in order, and
-sends the recorded server messages that followed it with their timing, correlation ids rewritten.
+`ws_conn.WsConnection` (websockets' sans-I/O protocol does the handshake and framing) and to
+`run_session` here, with a `WsContext`: the few things of the server a session uses. The session
+then waits for each client message, matches it against the recorded one in order, and sends the
+recorded server messages that followed it with their timing, correlation ids rewritten.
 A client message that matches nothing (or comes after the script's end) gets the dialect's own error
 message when it has one (Codebuff: `prompt-error` / `action-error`, which its clients show and end
 the turn on), then the connection is closed with 1008 (policy violation: the server works, the
@@ -14,98 +15,85 @@ client's message is what is wrong; 1011 reads as a server failure) and a reason 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
-from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
-from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
 from websockets.frames import CloseCode
-from websockets.protocol import State
-from websockets.server import ServerProtocol
 
 from wirecap.capture.payload import encode_payload, payload_bytes
-from wirecap.replay.match import CODEBUFF_WS, ChannelMatcher, Mismatch, comparable
+from wirecap.replay.match import CODEBUFF_WS, MESSAGE_PREFIX, ChannelMatcher, Mismatch, comparable
+from wirecap.replay.pool import ScriptPool
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, Reply
-
-if TYPE_CHECKING:
-    from wirecap.replay.http_server import ReplayServer
-
-_LOG = logging.getLogger("wirecap.replay.ws")
-_LOG.addHandler(logging.NullHandler())
-_LOG.propagate = False
+from wirecap.replay.secrets import StandIns
+from wirecap.replay.timing import Pacer
+from wirecap.replay.ws_conn import WsConnection
 
 MISMATCH_CLOSE = CloseCode.POLICY_VIOLATION  # 1008
+BATCH = 256
+EARLY = 0.0005
 
 
-def make_ws_server(replay: ReplayServer) -> Server:
-    """A websockets `Server` with no socket of its own: connections are handed to it by the front."""
+@dataclass(frozen=True, slots=True)
+class WsContext:
+    """What a WebSocket session needs from the server that accepted it, and nothing more: the scripts,
+    how to pace and match, the stand-ins for redacted values, and where mismatches and log lines go.
 
-    async def create_server() -> asyncio.Server:  # never called: the front owns the socket
-        raise RuntimeError("not used")
+    `report` records a mismatch and returns it redacted (what the client is then told is built from
+    it); `learn_secrets` takes the handshake's headers so their secrets are redacted from then on."""
 
-    async def conn_handler(conn: ServerConnection) -> None:
-        try:
-            async with asyncio.timeout(10):
-                await conn.handshake(None, None, "wirecap-replay")
-            if conn.protocol.state is not State.OPEN:
-                conn.transport.abort()
-                return
-            server.all_connections.add(conn)
-            try:
-                async with conn:
-                    await replay.ws_session(conn)
-            except Exception as e:  # noqa: BLE001 - one broken session must not stop the server
-                replay.log(f"ws session failed: {e!r}")
-            finally:
-                server.all_connections.discard(conn)
-        except Exception:  # noqa: BLE001
-            conn.transport.abort()
-        finally:
-            server.handler_tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
-
-    server = Server(create_server, conn_handler, _LOG)
-    return server
+    pool: ScriptPool
+    pacer: Pacer
+    strict: bool
+    stand_ins: StandIns
+    report: Callable[[Mismatch], Mismatch]
+    log: Callable[[str], None]
+    learn_secrets: Callable[[dict[str, str]], None]
 
 
-def hand_off(server: Server, transport: asyncio.Transport, data: bytes, subprotocols: list[str]) -> None:
-    """Give a TCP connection whose first bytes (`data`, the upgrade request) were read to websockets."""
-    select = None
-    if subprotocols:
-        def select(protocol: ServerProtocol, offered: Any) -> Any:
-            for p in offered:
-                if p in subprotocols:
-                    return p
-            return None
-    protocol = ServerProtocol(
-        extensions=[ServerPerMessageDeflateFactory()],
-        select_subprotocol=select,
-        max_size=None,
-        logger=_LOG,
-    )
-    conn = ServerConnection(protocol, server, ping_interval=None, ping_timeout=None, close_timeout=5,
-                            max_queue=None)
-    transport.set_protocol(conn)
-    conn.connection_made(transport)
-    conn.data_received(data)
+async def run_session(ctx: WsContext, conn: WsConnection) -> None:
+    """A handed-over connection's whole life; it ends closed (1000, or 1011 when the session failed)."""
+    try:
+        await serve_ws(ctx, conn)
+    except ConnectionClosed:
+        pass
+    except Exception as e:  # noqa: BLE001 - one broken session must not stop the server
+        ctx.log(f"ws session failed: {e!r}")
+        await conn.close(CloseCode.INTERNAL_ERROR)
+        return
+    await conn.close()
+
+
+async def serve_ws(ctx: WsContext, conn: WsConnection) -> None:
+    """The next recorded channel at the connection's path played to it, or a close 1008 if none is left."""
+    assert conn.request is not None  # (set by the handshake, before any session starts)
+    path = urlsplit(conn.request.path).path or "/"
+    ctx.learn_secrets({k.lower(): v for k, v in conn.request.headers.raw_items()})
+    script = ctx.pool.take_ws(path)
+    if script is None:
+        ctx.report(Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}"))
+        await conn.close(MISMATCH_CLOSE, close_reason(f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"))
+        return
+    ctx.log(f"{script.ch}: live WebSocket connection at {path}")
+    await play_ws(ctx, conn, script)
 
 
 Fill = Callable[[bytes, Any, str], bytes]  # `StandIns.fill`: (data, seq, ch) -> data as served
 
 
-def _served(rec: dict[str, Any], fill: Fill | None) -> bytes:
+def _served(rec: dict[str, Any], fill: Fill | None) -> tuple[bytes, bool]:
+    """A recorded server message as it goes out: (bytes, sent as text)."""
     data = payload_bytes(rec)
-    return data if fill is None or rec.get("binary") else fill(data, rec.get("seq"), rec.get("ch") or "")
+    if rec.get("binary"):
+        return data, False
+    return (data if fill is None else fill(data, rec.get("seq"), rec.get("ch") or "")), True
 
 
-async def send_reply(conn: ServerConnection, rec: dict[str, Any], fill: Fill | None = None) -> None:
-    await conn.send(_served(rec, fill), text=not rec.get("binary"))
-
-
-async def play_replies(conn: ServerConnection, replies: list[Reply], corr: Correlator, pacer: Any,
+async def play_replies(conn: WsConnection, replies: list[Reply], corr: Correlator, pacer: Pacer,
                        anchor: float, start: float = 0.0, fill: Fill | None = None) -> None:
     """Send recorded server messages at their (scaled) offsets after `anchor` (a loop time)."""
     loop = asyncio.get_running_loop()
@@ -120,42 +108,23 @@ async def play_replies(conn: ServerConnection, replies: list[Reply], corr: Corre
         j = i + 1
         while j < n and j - i < BATCH and anchor + due[j] <= now:
             j += 1
-        if j - i == 1:
-            await send_reply(conn, rewrite_record(corr, replies[i].record), fill)
-        else:
-            await send_batch(conn, [rewrite_record(corr, r.record) for r in replies[i:j]], fill)
+        await conn.send_many([_served(rewrite_record(corr, r.record), fill) for r in replies[i:j]])
         i = j
 
 
-BATCH = 256
-EARLY = 0.0005
-
-
-async def send_batch(conn: ServerConnection, recs: list[dict[str, Any]], fill: Fill | None = None) -> None:
-    """Several messages framed in one go and written with one flow-controlled drain.
-
-    `send_context` is the documented way to drive the sans-I/O protocol from a connection."""
-    async with conn.send_context():
-        for rec in recs:
-            if rec.get("binary"):
-                conn.protocol.send_binary(payload_bytes(rec))
-            else:
-                conn.protocol.send_text(_served(rec, fill))
-
-
-async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelScript) -> None:
+async def play_ws(ctx: WsContext, conn: WsConnection, script: ChannelScript) -> None:
     """The whole session: prologue, then client message -> matched step -> replies, then the close."""
     loop = asyncio.get_running_loop()
-    pool = replay.pool
-    cm = ChannelMatcher(script, pool.matcher(script), strict=replay.strict)
+    cm = ChannelMatcher(script, ctx.pool.matcher(script), strict=ctx.strict)
     corr = Correlator()
+    fill = ctx.stand_ins.fill
     pro = script.prologue
     if pro is not None:
-        await play_replies(conn, pro.replies, corr, replay.pacer, loop.time(), fill=replay.stand_ins.fill)
+        await play_replies(conn, pro.replies, corr, ctx.pacer, loop.time(), fill=fill)
     steps = cm.steps
     while not cm.done:
         try:
-            msg = replay.stand_ins.restore(await conn.recv(decode=False))
+            msg = ctx.stand_ins.restore(await conn.recv())
         except ConnectionClosed:
             return
         anchor = loop.time()
@@ -165,32 +134,46 @@ async def play_ws(replay: ReplayServer, conn: ServerConnection, script: ChannelS
         except Exception as e:  # noqa: BLE001 - a matching bug ends the session the way a mismatch does
             index, mm = None, Mismatch.failed(script.ch, cm.live_count, live, e)
         if mm is not None:
-            mm = replay.mismatch(mm)
+            mm = ctx.report(mm)
             if index is None:
-                await fail(conn, mm, replay.pool.dialect_of(script.ch))
+                await fail(conn, mm, ctx.pool.dialect_of(script.ch))
                 return
         step = steps[index]  # type: ignore[index]
-        recorded = comparable(step.client)
-        corr.learn(recorded, live)
-        await play_replies(conn, step.replies, corr, replay.pacer, anchor, fill=replay.stand_ins.fill)
+        corr.learn(comparable(step.client), live)
+        await play_replies(conn, step.replies, corr, ctx.pacer, anchor, fill=fill)
     close = script.close or {}
     if close.get("by") == "server":
-        await asyncio.sleep(replay.pacer.pause(script.close_offset))
-        code = close.get("code") or 1000
-        await conn.close(code, close.get("reason") or "")
+        await asyncio.sleep(ctx.pacer.pause(script.close_offset))
+        await close_as_recorded(conn, close)
         return
-    # The client closed (or it is unknown): wait for it; a message past the script is a mismatch.
+    await _past_the_end(ctx, conn, cm, script.ch)
+
+
+async def _past_the_end(ctx: WsContext, conn: WsConnection, cm: ChannelMatcher, ch: str) -> None:
+    """The client closes (or it is unknown who did): wait for it; a message past the script is a mismatch."""
     try:
         while True:
-            msg = replay.stand_ins.restore(await conn.recv(decode=False))
-            index, mm = cm.feed(_live_value(msg))
+            msg = ctx.stand_ins.restore(await conn.recv())
+            _index, mm = cm.feed(_live_value(msg))
             if mm is not None:
-                mm = replay.mismatch(mm)
-                if replay.strict:
-                    await fail(conn, mm, replay.pool.dialect_of(script.ch))
+                mm = ctx.report(mm)
+                if ctx.strict:
+                    await fail(conn, mm, ctx.pool.dialect_of(ch))
                     return
     except ConnectionClosed:
         return
+
+
+async def close_as_recorded(conn: WsConnection, close: dict[str, Any]) -> None:
+    """The recorded server close: its code and reason; a recorded 1006 (the connection dropped, no close
+    frame) drops it, a 1005 sends a close frame without a code."""
+    code = close.get("code") or 1000
+    if code == CloseCode.ABNORMAL_CLOSURE:
+        conn.abort()
+    elif code == CloseCode.NO_STATUS_RCVD:
+        await conn.close(None)
+    else:
+        await conn.close(code, close.get("reason") or "")
 
 
 def _live_value(msg: bytes | str) -> Any:
@@ -198,12 +181,12 @@ def _live_value(msg: bytes | str) -> Any:
     return comparable(encode_payload(msg))
 
 
-async def fail(conn: ServerConnection, mm: Mismatch, dialect: str | None) -> None:
+async def fail(conn: WsConnection, mm: Mismatch, dialect: str | None) -> None:
     """End a session on a mismatch: the dialect's own error message first (so the client shows it
     and ends its turn), then close 1008 with the short reason."""
     try:
         for frame in mismatch_frames(dialect, mm.live, mm.message()):
-            await conn.send(frame, text=True)
+            await conn.send(frame.encode("utf-8"), text=True)
     except ConnectionClosed:
         return
     await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
