@@ -2,13 +2,13 @@
 
 Pure: fed records one at a time (`WireBuilder.feed`), never opens a file. A channel's dialect is
 told by `wirecap.dialects.detect_channel` from its first messages (the decoders' own detection), its
-volatile paths by `wirecap.dialects.volatile_paths`.
+volatile paths by `wirecap.dialects.volatile_paths`, an analytics channel by
+`wirecap.dialects.is_telemetry_channel`.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from wirecap.analysis.diff.items import (
     REDACTED,
@@ -20,11 +20,11 @@ from wirecap.analysis.diff.items import (
     stderr_multiset,
     unit_key,
 )
-from wirecap.analysis.idshape import EnvMask, is_telemetry, mask_json, mask_text
+from wirecap.analysis.idshape import EnvMask, mask_json, mask_text
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.spill import BodyStore
-from wirecap.dialects import detect_channel, volatile_paths
-from wirecap.dialects.base import DETECT_MSGS, is_stderr
+from wirecap.dialects import detect_channel, is_telemetry_channel, volatile_paths
+from wirecap.dialects.base import DETECT_MSGS, is_stderr, url_path
 from wirecap.errors import WirecapError
 
 _WIRE_RECORDS = frozenset(("open", "msg", "response", "close"))
@@ -42,29 +42,13 @@ def dialect_volatile(dialect: str | None) -> list[str]:
         return []
 
 
-def url_path(url: Any) -> str | None:
-    """The path of a URL (None: no URL, or not one)."""
-    if not isinstance(url, str):
-        return None
-    try:
-        return urlsplit(url).path
-    except ValueError:
-        return None
-
-
-def telemetry_url(url: Any) -> bool:
-    """Whether an HTTP channel's URL is an analytics endpoint (`idshape.is_telemetry`)."""
-    p = url_path(url)
-    return p is not None and is_telemetry(p)
-
-
 def note_open(rec: dict[str, Any], env: EnvMask, skip: set[str]) -> None:
     """What a diff that masks shapes keeps of an open record, at both levels: a recorded process's cwd,
     learned into `env` (its paths are masked), and an analytics HTTP channel, added to `skip` (left
     out: its batches follow the client's flush timer, not the run)."""
     if isinstance(rec.get("cwd"), str):
         env.add("cwd", rec["cwd"])
-    if rec.get("kind") == "http" and telemetry_url(rec.get("url")):
+    if is_telemetry_channel(rec):
         skip.add(rec["ch"])
 
 
@@ -143,10 +127,10 @@ class WireBuilder:
         if kind == "pipe":
             group = (kind, o.get("stream") or ch.split("-")[0])
         elif kind == "http":  # (an id in the path, `/agent-runs/run_<id>/steps`, is not the endpoint)
-            upath = url_path(o.get("url"))
+            upath = url_path(o)
             group = (kind, o.get("method"), mask_text(upath) if self.env is not None and upath else upath)
         elif kind == "ws":
-            group = (kind, url_path(o.get("url")))
+            group = (kind, url_path(o))
         return kind, None, group
 
     def _detect(self, u: ItemStream) -> None:
