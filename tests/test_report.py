@@ -218,6 +218,21 @@ def test_two_captures_include_the_diff(tmp_path: Path):
     assert json.loads(render_json(rep))["diff"]["equal"] is False
 
 
+def test_two_captures_include_the_unified_diff(tmp_path: Path):
+    """The unified diff (what `wirecap diff` prints) is part of a two-capture report in every format
+    (it was silently left out while the report looked for `render_unified` in the wrong module)."""
+    a = make_capture(next(s for s in SAMPLES if s.name == "claude_code_hello.jsonl"), tmp_path / "a.jsonl")
+    b = make_capture(next(s for s in SAMPLES if s.name == "claude_code_partial_text.jsonl"), tmp_path / "b.jsonl")
+    rep = build_report([str(a), str(b)])
+    assert rep.diff is not None, rep.diff_note
+    text = rep.diff["text"]
+    assert f"--- A {a}" in text and f"+++ B {b}" in text and "@@ A:" in text
+    assert "<details><summary>unified diff</summary>" in render_markdown(rep)
+    assert f"+++ B {b}" in render_term(rep, width=120)
+    assert '<pre class="diff">' in render_html_string(rep)
+    assert json.loads(render_json(rep))["diff"]["text"] == text
+
+
 def test_cli_formats_outputs_and_errors(tmp_path: Path):
     cap = make_capture(next(s for s in SAMPLES if s.name == "codex_hello.jsonl"), tmp_path / "run.jsonl")
     r = run_wirecap("report", str(cap), "-f", "html")

@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from wirecap.analysis import notes as notes_mod
+from wirecap.analysis.diff import diff_captures
+from wirecap.analysis.render_diff import render_unified
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
@@ -220,22 +222,17 @@ def build_report(
     caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis) for p in paths]
     report = Report(captures=caps)
     if len(paths) == 2:
-        diff = _optional("wirecap.analysis.diff", "diff_captures")
-        render = _optional("wirecap.analysis.diff", "render_unified")
-        if diff is None:
-            report.diff_note = "diff is not available in this build"
-        else:
-            try:
-                res = diff(paths[0], paths[1])
-                text = render(res, color=False) if render is not None else ""
-                if len(text) > 200_000:
-                    text = text[:200_000] + f"\n… ({len(text) - 200_000} more characters)\n"
-                report.diff = {
-                    "equal": bool(res.equal),
-                    "rows": redactor.value(list(res.summary_rows())),
-                    "text": redactor.text(text),
-                    "json": redactor.value(res.to_json()),
-                }
-            except Exception as e:  # noqa: BLE001
-                report.diff_note = f"diff failed: {type(e).__name__}: {e}"
+        try:
+            res = diff_captures(paths[0], paths[1])
+            text = render_unified(res, color=False)
+            if len(text) > 200_000:
+                text = text[:200_000] + f"\n… ({len(text) - 200_000} more characters)\n"
+            report.diff = {
+                "equal": bool(res.equal),
+                "rows": redactor.value(list(res.summary_rows())),
+                "text": redactor.text(text),
+                "json": redactor.value(res.to_json()),
+            }
+        except Exception as e:  # noqa: BLE001
+            report.diff_note = f"diff failed: {type(e).__name__}: {e}"
     return report
