@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from wirecap.analysis.stats import UnknownChannel
+from wirecap.analysis.pipeline import UnknownChannel
 from wirecap.dialects import DIALECTS, Decoding
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
 from wirecap.dialects.drift import DriftCheck

@@ -46,7 +46,8 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
 
     The mapping is documented in docs/stats.md.
     """
-    from wirecap.analysis.stats import UnknownChannel, capture_totals, stats_capture
+    from wirecap.analysis.pipeline import UnknownChannel
+    from wirecap.analysis.stats import capture_totals, stats_capture
     check_dialect(dialect)
     sessions: list[dict[str, Any]] = []
     totals: dict[str, dict[str, Any]] = {}

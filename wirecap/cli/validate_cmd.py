@@ -36,7 +36,7 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     finding. Exit status: 1 when an error-severity finding exists (a format error, or with
     --strict-schema, drift), 0 otherwise, 2 when CAP cannot be read.
     """
-    from wirecap.analysis.stats import UnknownChannel
+    from wirecap.analysis.pipeline import UnknownChannel
     from wirecap.analysis.validate import has_errors, validate_capture
     check_dialect(dialect)
     options = {"heartbeat_interval": heartbeat_interval, "heartbeat_timeout": heartbeat_timeout,
