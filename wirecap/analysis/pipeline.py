@@ -39,11 +39,15 @@ def decode_pass(records: Iterable[dict[str, Any]], decoding: Decoding, sinks: It
     """Decode `records` (header excluded) with `decoding`, feed every sink, and yield each non-empty
     batch of events (a record's, then each unit's end-of-stream events). Lazy: nothing happens until
     the result is iterated; iterate it to the end (`drain`) for the sinks to see everything."""
-    events_of = decoding.events  # (the driver's hot path for messages of a decided unit)
     sinks = list(sinks)
     feeds = [s.on_record for s in sinks]
+    hot, feed_any = decoding.hot, decoding.feed
     for rec in records:
-        events = events_of(rec)
+        try:  # the driver's hot path: a message of a decided unit (`Decoding.events`, without its call)
+            feed_msg = hot[rec["ch"]] if rec["type"] == "msg" else None
+        except (KeyError, TypeError):  # no ch or type, an unhashable ch, a channel not decided yet
+            feed_msg = None
+        events = feed_msg(rec) if feed_msg is not None else feed_any(rec)[1]
         for feed in feeds:
             feed(rec, events)
         if events:
