@@ -64,12 +64,12 @@ def drain(batches: Iterator[Any]) -> None:
     deque(batches, maxlen=0)
 
 
-class Isolated:
+class Isolated[S: Sink]:
     """A sink whose failure does not stop the pass: the first exception it raises is kept in `error`
     and it is not called again. For callers (the report) where one part failing must not cost the
     others; `stats` and `validate` on their own let a failure propagate."""
 
-    def __init__(self, sink: Sink) -> None:
+    def __init__(self, sink: S) -> None:
         self.sink = sink
         self.error: Exception | None = None
 
