@@ -264,8 +264,11 @@ def build_capture_report(
     redactor: Redactor | None = None,
     dialect: str | None = None,
     with_analysis: bool = True,
+    relevant: bool = True,
 ) -> CaptureReport:
-    """Everything a report says about one capture (streams the capture; holds only summaries)."""
+    """Everything a report says about one capture (streams the capture; holds only summaries).
+    `relevant=False` skips the read of the raw records findings and notes point at (`relevant`:
+    what markdown and json show; term and html do not)."""
     if path != "-" and not os.path.exists(path):
         raise WirecapError(f"{path}: no such file")
     redactor = redactor if redactor is not None else Redactor()
@@ -290,7 +293,8 @@ def build_capture_report(
     else:
         for c in report.channels:
             report.conversation_notes[c.ch] = NO_DECODER
-    _add_relevant(report, path, redactor)
+    if relevant:
+        _add_relevant(report, path, redactor)
     if path != "-":
         report.iter_records = lambda: _stream(path, redactor)
     return report
@@ -317,12 +321,15 @@ def build_report(
     redactor: Redactor | None = None,
     dialect: str | None = None,
     with_analysis: bool = True,
+    relevant: bool = True,
 ) -> Report:
-    """A report on one capture, or on two with the diff between them."""
+    """A report on one capture, or on two with the diff between them (`relevant`: as in
+    `build_capture_report`)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
-    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis) for p in paths]
+    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis, relevant=relevant)
+            for p in paths]
     report = Report(captures=caps)
     if len(paths) == 2:
         try:
