@@ -95,6 +95,10 @@ class UnknownChannel(LookupError):
         super().__init__(ch)
         self.ch, self.have = ch, have
 
+    def describe(self, capture: str) -> str:
+        """The one-line error for `capture` (the same words as `wirecap cat --ch` uses)."""
+        return f"{capture}: no channel {self.ch!r} (channels: {', '.join(self.have) or 'none'})"
+
 
 def selected_units(decoding: Decoding, channels: Iterable[str]) -> set[str] | None:
     """The keys of the units holding `channels` (a pipe selects its process's unit), or None when no

@@ -25,9 +25,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from wirecap.analysis.pipeline import decode_pass, drain, selected_units
+from wirecap.analysis.pipeline import UnknownChannel, decode_pass, drain, selected_units
 from wirecap.capture.payload import payload_size
 from wirecap.dialects import Decoding, Unit
+from wirecap.errors import WirecapError
 from wirecap.events import (
     ERROR,
     ITEM_COMPLETED,
@@ -492,12 +493,25 @@ def _add_calls(tot: dict[str, float | None], s: dict[str, Any]) -> None:
 
 def stats_capture(path: str, *, dialect: str | None = None, channels: Iterable[str] = (),
                   problems: list[str] | None = None) -> list[dict[str, Any]]:
-    """Sessions of the capture at `path`; the reader's problems (`FILE:LINE: what`, interruption) are
-    added to `problems` when given."""
+    """Sessions of the capture at `path` (the thin shell around `stats_records`); the reader's problems
+    (`FILE:LINE: what`, interruption) are added to `problems` when given. A channel the capture lacks
+    is a WirecapError naming the ones it has."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        found = stats_records(reader, dialect=dialect, channels=channels)
+        try:
+            found = stats_records(reader, dialect=dialect, channels=channels)
+        except UnknownChannel as e:
+            raise WirecapError(e.describe(path)) from None
         if problems is not None:
             problems += reader.report()
         return found
+
+
+def listed_sessions(capture: str, found: list[dict[str, Any]], *, undecoded: bool = False
+                    ) -> tuple[list[dict[str, Any]], dict[str, float | None] | None]:
+    """(the sessions `wirecap stats` lists for `capture`, each with its `capture`: the decoded ones, and
+    with `undecoded` the others too; the capture's totals when it has several decoded sessions)."""
+    decoded = [s for s in found if s["dialect"]]
+    totals = capture_totals(decoded) if len(decoded) > 1 else None
+    return [{"capture": capture, **s} for s in found if s["dialect"] is not None or undecoded], totals

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from wirecap.analysis.pipeline import decode_pass, drain, selected_units
+from wirecap.analysis.pipeline import UnknownChannel, decode_pass, drain, selected_units
 from wirecap.capture.schema import validate_header, validate_record
 from wirecap.dialects import DIALECTS, Decoding, Unit
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
 from wirecap.dialects.drift import DriftCheck
+from wirecap.errors import WirecapError
 from wirecap.events import UNPARSED, Event
 
 __all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_capture", "validate_records"]
@@ -30,8 +31,6 @@ _UNDECIDED = object()
 def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
     if not options:
         return None
-    from wirecap.errors import WirecapError
-
     for k, v in options.items():
         if k not in DEFAULT_OPTIONS:
             raise WirecapError(f"unknown validation option {k!r} (known: {', '.join(DEFAULT_OPTIONS)})")
@@ -174,7 +173,8 @@ def validate_capture(path: str, *, dialect: str | None = None, options: dict[str
                      channels: Iterable[str] = (), strict_schema: bool = False) -> list[Finding]:
     """Findings for the capture at `path`: its dialects' rules, and the format's own (`capture-format`:
     the JSON Schema of docs/capture-format.schema.json, corrupt lines, seq and t order, `end.records`),
-    which are errors; an interrupted capture (no `end`, a torn last line) is a warning. (The thin
+    which are errors; an interrupted capture (no `end`, a torn last line) is a warning; a channel the
+    capture lacks is a WirecapError naming the ones it has. (The thin
     shell: it opens the capture and runs one decode pass with the format and rules sinks.)"""
     from wirecap.capture.reader import CaptureReader
 
@@ -183,7 +183,10 @@ def validate_capture(path: str, *, dialect: str | None = None, options: dict[str
         fmt = FormatCheck(path, reader.header_line)
         rules = RulesSink(decoding)
         drain(decode_pass(reader, decoding, [fmt, rules]))
-        found = rules.findings(strict_schema=strict_schema, channels=channels)
+        try:
+            found = rules.findings(strict_schema=strict_schema, channels=channels)
+        except UnknownChannel as e:
+            raise WirecapError(e.describe(path)) from None
         found += fmt.with_reader(reader.problems, reader.unlisted, reader.interrupted, reader.last_seq)
     return sort_findings(found)
 
