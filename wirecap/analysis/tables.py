@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tabulate import tabulate
-
 from wirecap.dialects.base import Finding
 
 STATS_HEADERS = ["capture", "session", "ch", "dialect", "duration s", "ttft s", "msgs", "bytes", "models",
@@ -58,6 +56,8 @@ def stats_table(sessions: list[dict[str, Any]], totals: dict[str, dict[str, Any]
             rows.append(_total_row(cap, totals[cap], reported[cap]))
     if not rows:
         return "no decoded sessions (use --all to list undecoded channels)"
+    from tabulate import tabulate  # (30+ ms to import: only when there is a table)
+
     if several:
         return tabulate(rows, headers=STATS_HEADERS, tablefmt="simple")
     return tabulate([r[1:] for r in rows], headers=STATS_HEADERS[1:], tablefmt="simple")
@@ -78,6 +78,8 @@ def findings_text(capture: str, found: list[Finding], min_severity: str) -> str:
             return (f"{capture}: no findings of severity {min_severity} or above "
                     f"({len(found)} below it hidden by --min-severity)")
         return f"{capture}: no findings"
+    from tabulate import tabulate  # (as above)
+
     rows = [(f.severity, f.rule, "" if f.seq is None else f.seq, f.ch or "", f.message) for f in shown]
     counts = {s: sum(1 for f in found if f.severity == s) for s in ("error", "warning", "info")}
     return (tabulate(rows, headers=FINDING_HEADERS, tablefmt="simple")
