@@ -18,7 +18,7 @@ from wirecap.analysis.inventory import close_status, endpoint_of
 from wirecap.analysis.notes import Note, NotesByPlace
 from wirecap.capture.payload import payload_bytes, payload_text
 
-ARROWS = {"c2s": "→", "s2c": "←"}
+ARROWS: dict[Any, str] = {"c2s": "→", "s2c": "←"}  # (keyed by whatever a record's `dir` holds)
 MARKS = {"open": "+", "close": "×", "response": "←", "error": "!", "end": "="}
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u0085]")
