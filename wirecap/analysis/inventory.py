@@ -144,10 +144,10 @@ class InventoryBuilder:
         self.detection.feed(rec)
         inv.records += 1
         rtype = rec.get("type")
-        t = rec.get("t")
-        timed = isinstance(t, (int, float))
-        if timed:
-            inv.last_t = max(inv.last_t, float(t))
+        raw_t = rec.get("t")
+        t = float(raw_t) if isinstance(raw_t, (int, float)) else None
+        if t is not None:
+            inv.last_t = max(inv.last_t, t)
         if rtype == "end":
             inv.end = rec
             return
@@ -159,10 +159,10 @@ class InventoryBuilder:
         c = inv.channels.get(ch)
         if c is None:
             c = inv.channels[ch] = ChannelSummary(ch=ch)
-        if timed:
+        if t is not None:
             if c.first_t is None:
-                c.first_t = float(t)
-            c.last_t = float(t)
+                c.first_t = t
+            c.last_t = t
         size = _add_channel_record(c, rtype, rec)
         if size >= 0:
             inv.messages += 1
@@ -198,10 +198,8 @@ def info_json(path: str, inv: Inventory, interrupted: str | None, problems: list
     return out
 
 
-def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list[str]) -> str:
-    """What `wirecap info` prints: the header, the figures, one row per channel, errors and problems."""
-    status = "interrupted: " + interrupted if interrupted else "clean (end record present)"
-    h = inv.header
+def _header_lines(path: str, h: dict[str, Any]) -> list[str]:
+    """The header as `info` shows it: id, creation, origin (and its command line), redaction."""
     origin = h.get("origin") or {}
     red = h.get("redaction") or {}
     argv = origin.get("argv")
@@ -225,38 +223,44 @@ def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list
         lines.append(f"redaction  on ({red.get('policy', '?')})")
     else:
         lines.append("redaction  OFF (written with --no-redact)")
-    j = inv.to_json()
+    return lines
+
+
+def _channel_table(inv: Inventory) -> str:
+    from tabulate import tabulate  # (only here: 30+ ms to import, and `cat` shares this module)
+
+    rows = [
+        [c.ch, c.transport or "?", _short(c.endpoint), c.dialect or "", c.c2s, c.s2c, c.bytes,
+         _fmt_duration(c.duration), c.status]
+        for c in inv.channels.values()
+    ]
+    return tabulate(rows, headers=["ch", "kind", "endpoint", "dialect", "c2s", "s2c", "bytes", "duration", "close"],
+                    disable_numparse=True)
+
+
+def _listed(title: str, items: list[str], limit: int = 20) -> list[str]:
+    """`title (N):` and the first `limit` items indented, after a blank line; nothing when empty."""
+    if not items:
+        return []
+    lines = ["", f"{title} ({len(items)}):", *[f"  {x}" for x in items[:limit]]]
+    return lines
+
+
+def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list[str]) -> str:
+    """What `wirecap info` prints: the header, the figures, one row per channel, errors and problems."""
+    status = "interrupted: " + interrupted if interrupted else "clean (end record present)"
+    lines = _header_lines(path, inv.header)
     lines.append(
         f"records    {inv.records}   messages {inv.messages}   bytes {inv.bytes}   "
-        f"duration {_fmt_duration(j['duration'])}"
+        f"duration {_fmt_duration(inv.to_json()['duration'])}"
     )
     lines.append(f"status     {status}")
     if inv.channels:
-        from tabulate import tabulate  # (only here: 30+ ms to import, and `cat` shares this module)
-
-        rows = [
-            [c.ch, c.transport or "?", _short(c.endpoint), c.dialect or "", c.c2s, c.s2c, c.bytes,
-             _fmt_duration(c.duration), c.status]
-            for c in inv.channels.values()
-        ]
-        lines.append("")
-        lines.append(
-            tabulate(
-                rows,
-                headers=["ch", "kind", "endpoint", "dialect", "c2s", "s2c", "bytes", "duration", "close"],
-                disable_numparse=True,
-            )
-        )
-    if inv.errors:
-        lines.append("")
-        lines.append(f"recorder errors ({len(inv.errors)}):")
-        lines += [f"  {e}" for e in inv.errors[:20]]
-    if problems:
-        lines.append("")
-        lines.append(f"reader problems ({len(problems)}):")
-        lines += [f"  {p}" for p in problems[:20]]
-        if len(problems) > 20:
-            lines.append(f"  ... and {len(problems) - 20} more")
+        lines += ["", _channel_table(inv)]
+    lines += _listed("recorder errors", inv.errors)
+    lines += _listed("reader problems", problems)
+    if len(problems) > 20:
+        lines.append(f"  ... and {len(problems) - 20} more")
     return "\n".join(lines)
 
 

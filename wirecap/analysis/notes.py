@@ -310,7 +310,8 @@ class NotesByPlace:
 
     def at(self, rec: dict[str, Any]) -> list[Note]:
         """The notes to show right after `rec`."""
-        notes = self.by_seq.get(rec.get("seq"))
+        seq = rec.get("seq")
+        notes = self.by_seq.get(seq) if isinstance(seq, int) else None
         if rec.get("type") == "open" and rec.get("ch") in self.by_ch:
             notes = [*(notes or []), *self.by_ch[rec["ch"]]]
         return notes or []
