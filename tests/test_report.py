@@ -326,3 +326,17 @@ def test_a_failing_part_costs_only_itself(tmp_path: Path, monkeypatch):
     rep = build_report([str(cap)]).captures[0]
     assert rep.sessions is None and rep.sessions_note == "statistics failed: RuntimeError: stats bug"
     assert rep.findings is not None and rep.conversation
+
+
+def test_a_failing_record_summary_is_not_a_decoding_failure(tmp_path: Path, monkeypatch):
+    """The record summary comes from the records alone: a bug there is raised, not reported as
+    "decoding failed" in a report that would then look merely incomplete."""
+    from wirecap.analysis.report.model import RecordSummarizer
+
+    def boom(self, rec):
+        raise RuntimeError("summary bug")
+
+    monkeypatch.setattr(RecordSummarizer, "feed", boom)
+    cap = make_capture(next(s for s in SAMPLES if s.name == "claude_code_hello.jsonl"), tmp_path / "a.jsonl")
+    with pytest.raises(RuntimeError, match="summary bug"):
+        build_report([str(cap)])

@@ -125,10 +125,25 @@ class ReportPass:
         return None, f"validation failed: {_failure(error)}"
 
 
-def _summarized(records: Iterable[dict[str, Any]], feed: Callable[[dict[str, Any]], None]) -> Iterator[dict[str, Any]]:
-    for rec in records:
-        feed(rec)
-        yield rec
+class _Summarized:
+    """The records, each fed to the record summary on its way to the decoding. The summary comes from
+    the records alone, so its failure (a bug) is not a decoding failure: it is kept in `error` and
+    raised again once the pass is over, instead of being reported as a failed part."""
+
+    def __init__(self, records: Iterable[dict[str, Any]], feed: Callable[[dict[str, Any]], None]) -> None:
+        self.records = iter(records)
+        self.feed = feed
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        feed = self.feed
+        for rec in self.records:
+            try:
+                feed(rec)
+            except Exception as e:
+                self.error = e
+                raise
+            yield rec
 
 
 def summarize_and_analyze(report: CaptureReport, records: Iterable[dict[str, Any]], *, dialect: str | None,
@@ -136,10 +151,12 @@ def summarize_and_analyze(report: CaptureReport, records: Iterable[dict[str, Any
     """The one pass over a capture's records: the record summary into `report`, and with `analysis`
     the decoding parts (its results stay there until `apply_analysis`)."""
     summarizer = RecordSummarizer(report, dialect=dialect)
-    fed = _summarized(records, summarizer.feed)
+    fed = _Summarized(records, summarizer.feed)
     if analysis is not None:
         analysis.run(fed)
-    drain(fed)  # the rest of the records, if the decoding stopped early (or there is none)
+    if fed.error is not None:
+        raise fed.error
+    drain(iter(fed))  # the rest of the records, if the decoding stopped early (or there is none)
     summarizer.finish()
 
 
