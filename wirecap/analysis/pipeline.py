@@ -17,13 +17,13 @@ Pure: records in, calls out; nothing here opens a file (the callers' thin shells
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from wirecap.dialects import Decoding, Unit
 from wirecap.events import Event
 
-__all__ = ["Isolated", "Sink", "UnknownChannel", "decode_pass", "drain", "selected_units"]
+__all__ = ["Isolated", "Sink", "UnknownChannel", "decode_pass", "drain", "run_pass", "selected_units"]
 
 
 class Sink(Protocol):
@@ -35,12 +35,15 @@ class Sink(Protocol):
     def on_unit_end(self, unit: Unit, events: list[Event]) -> None: ...
 
 
-def decode_pass(records: Iterable[dict[str, Any]], decoding: Decoding, sinks: Iterable[Sink]) -> Iterator[list[Event]]:
+def decode_pass(records: Iterable[dict[str, Any]], decoding: Decoding, sinks: Iterable[Sink], *,
+                yield_events: bool = True) -> Iterator[list[Event]]:
     """Decode `records` (header excluded) with `decoding`, feed every sink, and yield each non-empty
-    batch of events (a record's, then each unit's end-of-stream events). Lazy: nothing happens until
-    the result is iterated; iterate it to the end (`drain`) for the sinks to see everything."""
+    batch of events (a record's, then each unit's end-of-stream events; nothing with
+    `yield_events=False`, which spares a pass with sinks only one generator step per record). Lazy:
+    nothing happens until the result is iterated; iterate it to the end (`drain`) for the sinks to
+    see everything."""
     sinks = list(sinks)
-    feeds = [s.on_record for s in sinks]
+    feed = _each(sinks)
     hot, feed_any = decoding.hot, decoding.feed
     for rec in records:
         try:  # the driver's hot path: a message of a decided unit (`Decoding.events`, without its call)
@@ -48,15 +51,33 @@ def decode_pass(records: Iterable[dict[str, Any]], decoding: Decoding, sinks: It
         except (KeyError, TypeError):  # no ch or type, an unhashable ch, a channel not decided yet
             feed_msg = None
         events = feed_msg(rec) if feed_msg is not None else feed_any(rec)[1]
-        for feed in feeds:
-            feed(rec, events)
-        if events:
+        feed(rec, events)
+        if events and yield_events:
             yield events
     for unit, events in decoding.finish():
         for s in sinks:
             s.on_unit_end(unit, events)
         if events:
             yield events
+
+
+def _each(sinks: list[Sink]) -> Callable[[dict[str, Any], list[Event]], None]:
+    """One callable that gives a record to every sink: the sink's own `on_record` when there is one
+    (a pass of `stats` or `validate_records`: no loop per record)."""
+    if len(sinks) == 1:
+        return sinks[0].on_record
+    feeds = [s.on_record for s in sinks]
+
+    def each(rec: dict[str, Any], events: list[Event]) -> None:
+        for feed in feeds:
+            feed(rec, events)
+
+    return each
+
+
+def run_pass(records: Iterable[dict[str, Any]], decoding: Decoding, sinks: Iterable[Sink]) -> None:
+    """A whole pass for sinks only (nobody pulls the events)."""
+    drain(decode_pass(records, decoding, sinks, yield_events=False))
 
 
 def drain(batches: Iterator[Any]) -> None:

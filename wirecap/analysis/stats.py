@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from wirecap.analysis.pipeline import UnknownChannel, decode_pass, drain, selected_units
+from wirecap.analysis.pipeline import UnknownChannel, run_pass, selected_units
 from wirecap.capture.payload import payload_size
 from wirecap.dialects import Decoding, Unit
 from wirecap.errors import WirecapError
@@ -400,7 +400,7 @@ def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = No
     (a pipe selects its process's session). A channel the stream lacks raises UnknownChannel."""
     decoding = Decoding(dialect=dialect)
     sink = SessionsSink(decoding)
-    drain(decode_pass(records, decoding, [sink]))
+    run_pass(records, decoding, [sink])
     return sink.results(channels)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from wirecap.analysis.pipeline import UnknownChannel, decode_pass, drain, selected_units
+from wirecap.analysis.pipeline import UnknownChannel, run_pass, selected_units
 from wirecap.capture.schema import validate_header, validate_record
 from wirecap.dialects import DIALECTS, Decoding, Unit
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
@@ -160,7 +160,7 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
     does not know are `drift` findings: info, or errors with `strict_schema`."""
     decoding = Decoding(dialect=dialect, options=_check_options(options))
     rules = RulesSink(decoding)
-    drain(decode_pass(records, decoding, [rules]))
+    run_pass(records, decoding, [rules])
     return rules.findings(strict_schema=strict_schema, channels=channels)
 
 
@@ -182,7 +182,7 @@ def validate_capture(path: str, *, dialect: str | None = None, options: dict[str
         decoding = Decoding(dialect=dialect, options=_check_options(options))
         fmt = FormatCheck(path, reader.header_line)
         rules = RulesSink(decoding)
-        drain(decode_pass(reader, decoding, [fmt, rules]))
+        run_pass(reader, decoding, [fmt, rules])
         try:
             found = rules.findings(strict_schema=strict_schema, channels=channels)
         except UnknownChannel as e:
