@@ -9,7 +9,7 @@ A consumer is a *sink* (see `Sink`): `on_record(rec, events)` for every record i
 its decoding produced, often none), then `on_unit_end(unit, events)` for each decoding unit at the
 end of the stream (the events its decoder held back). The pass itself yields each non-empty batch of
 events, so a consumer that pulls events (a fold over the whole stream) can drive it while the sinks
-ride along; a caller with sinks only drains it (`drain`).
+ride along; a caller with sinks only runs it with `run_pass` (which yields nothing).
 
 Pure: records in, calls out; nothing here opens a file (the callers' thin shells do).
 """
