@@ -20,7 +20,14 @@ from typing import IO, Any
 import orjson
 
 from wirecap.analysis.report import common
-from wirecap.analysis.report.model import CaptureReport, ChannelActivity, ConvEntry, Report, preview, timeline_bins
+from wirecap.analysis.report.model import (
+    CaptureReport,
+    ChannelActivity,
+    ConvEntry,
+    Report,
+    preview,
+    timeline_bins,
+)
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
 
