@@ -218,6 +218,21 @@ def test_two_captures_include_the_diff(tmp_path: Path):
     assert json.loads(render_json(rep))["diff"]["equal"] is False
 
 
+def test_two_captures_include_the_unified_diff(tmp_path: Path):
+    """The unified diff (what `wirecap diff` prints) is part of a two-capture report in every format
+    (it was silently left out while the report looked for `render_unified` in the wrong module)."""
+    a = make_capture(next(s for s in SAMPLES if s.name == "claude_code_hello.jsonl"), tmp_path / "a.jsonl")
+    b = make_capture(next(s for s in SAMPLES if s.name == "claude_code_partial_text.jsonl"), tmp_path / "b.jsonl")
+    rep = build_report([str(a), str(b)])
+    assert rep.diff is not None, rep.diff_note
+    text = rep.diff["text"]
+    assert f"--- A {a}" in text and f"+++ B {b}" in text and "@@ A:" in text
+    assert "<details><summary>unified diff</summary>" in render_markdown(rep)
+    assert f"+++ B {b}" in render_term(rep, width=120)
+    assert '<pre class="diff">' in render_html_string(rep)
+    assert json.loads(render_json(rep))["diff"]["text"] == text
+
+
 def test_cli_formats_outputs_and_errors(tmp_path: Path):
     cap = make_capture(next(s for s in SAMPLES if s.name == "codex_hello.jsonl"), tmp_path / "run.jsonl")
     r = run_wirecap("report", str(cap), "-f", "html")
@@ -261,3 +276,67 @@ def test_report_dialect_names_the_forced_dialect_where_it_decodes(dialect: str):
     assert dialect in shown.values() and len(set(shown.values())) == 2  # forced where its transport is, not elsewhere
     assert all(c["dialect_reason"] == "--dialect" for c in rep["channels"] if c["dialect"] == dialect)
     assert {s["ch"]: s["dialect"] for s in rep["sessions"]} == {ch: shown[ch] for ch in ("proc", "http-1")}
+
+
+def test_report_reads_and_decodes_a_capture_once(tmp_path: Path, monkeypatch):
+    """One pass feeds the record summary, the statistics, the findings and the conversation: the
+    capture is opened once (no finding or note points at a record here) and decoded once."""
+    from wirecap.analysis import stats, validate
+    from wirecap.analysis.report import build
+    from wirecap.capture.reader import CaptureReader
+    from wirecap.dialects import Decoding
+
+    cap = make_capture(next(s for s in SAMPLES if s.name == "claude_code_hello.jsonl"), tmp_path / "a.jsonl")
+    opened: list[str] = []
+    decodings: list[Decoding] = []
+
+    class CountingReader(CaptureReader):
+        def __init__(self, path, *a, **kw):
+            opened.append(str(path))
+            super().__init__(path, *a, **kw)
+
+    class CountingDecoding(Decoding):
+        def __init__(self, *a, **kw):
+            decodings.append(self)
+            super().__init__(*a, **kw)
+
+    def no_second_decoding(*a, **kw):
+        raise AssertionError("a second decoding")
+
+    monkeypatch.setattr(build, "CaptureReader", CountingReader)
+    monkeypatch.setattr(build, "Decoding", CountingDecoding)
+    monkeypatch.setattr(stats, "Decoding", no_second_decoding)
+    monkeypatch.setattr(validate, "Decoding", no_second_decoding)
+    rep = build.build_capture_report(str(cap))
+    assert opened == [str(cap)] and len(decodings) == 1
+    assert rep.sessions and rep.sessions[0]["dialect"] == "claude-code"
+    assert rep.findings is not None and not rep.findings_note
+    assert rep.conversation and not rep.warnings
+
+
+def test_a_failing_part_costs_only_itself(tmp_path: Path, monkeypatch):
+    """Statistics that fail on a capture say so; findings and the conversation are still there."""
+    from wirecap.analysis.stats import SessionsSink
+
+    def boom(self, rec, events):
+        raise RuntimeError("stats bug")
+
+    monkeypatch.setattr(SessionsSink, "on_record", boom)
+    cap = make_capture(next(s for s in SAMPLES if s.name == "claude_code_hello.jsonl"), tmp_path / "a.jsonl")
+    rep = build_report([str(cap)]).captures[0]
+    assert rep.sessions is None and rep.sessions_note == "statistics failed: RuntimeError: stats bug"
+    assert rep.findings is not None and rep.conversation
+
+
+def test_a_failing_record_summary_is_not_a_decoding_failure(tmp_path: Path, monkeypatch):
+    """The record summary comes from the records alone: a bug there is raised, not reported as
+    "decoding failed" in a report that would then look merely incomplete."""
+    from wirecap.analysis.report.model import RecordSummarizer
+
+    def boom(self, rec):
+        raise RuntimeError("summary bug")
+
+    monkeypatch.setattr(RecordSummarizer, "feed", boom)
+    cap = make_capture(next(s for s in SAMPLES if s.name == "claude_code_hello.jsonl"), tmp_path / "a.jsonl")
+    with pytest.raises(RuntimeError, match="summary bug"):
+        build_report([str(cap)])

@@ -179,22 +179,27 @@ class _Shapes:
                     continue
             if end - st < 8 or s[end: end + 2] == self.key_end:  # (a JSON key: masked keys could collide)
                 continue
-            tok = s[st:end]
-            if self.enc and s[st - 1: st] in self.number_before and _NUMBER_PART.fullmatch(tok) \
-                    and (s[st - 1: st] in self.number_inside or b"e" in tok or b"E" in tok):
-                continue  # (part of a JSON number, `1.0000000000000002e+16`: never a string's token)
-            rep = self._token(tok)
-            if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
-                rep, end = _json_value(s, st, end, tok)  # (JSON: an epoch under a time-named key, ...)
-            elif rep == tok and st > 2 and s[st - 1: st] in self.kv_end:
-                rep = _text_value(s, st, end, tok)  # (a log's `client_id: 'x7…'`, `runId=x7…`)
-            if rep != tok:
+            rep, end = self._masked(s, st, end)
+            if rep is not None:
                 pieces += (s[last:st], rep)
                 last = end
         if last == 0:
             return s
         pieces.append(s[last:])
         return self.empty.join(pieces)
+
+    def _masked(self, s: Any, st: int, end: int) -> tuple[Any, int]:
+        """(what replaces the token s[st:end], or None to keep it; where the replaced span ends)."""
+        tok = s[st:end]
+        if self.enc and s[st - 1: st] in self.number_before and _NUMBER_PART.fullmatch(tok) \
+                and (s[st - 1: st] in self.number_inside or b"e" in tok or b"E" in tok):
+            return None, end  # (part of a JSON number, `1.0000000000000002e+16`: never a string's token)
+        rep = self._token(tok)
+        if rep == tok and self.enc and (s[st - 2: st] == b'":' or s[st - 3: st] == b'":"'):
+            rep, end = _json_value(s, st, end, tok)  # (JSON: an epoch under a time-named key, ...)
+        elif rep == tok and st > 2 and s[st - 1: st] in self.kv_end:
+            rep = _text_value(s, st, end, tok)  # (a log's `client_id: 'x7…'`, `runId=x7…`)
+        return (None if rep == tok else rep), end
 
     def _host(self, m: re.Match[Any]) -> Any:
         i = m.start()
@@ -313,7 +318,7 @@ def _text_value(s: Any, st: int, end: int, tok: Any) -> Any:
     if m is None:
         return tok
     key = m.group(1)
-    if not _ID_KEY.fullmatch(key if enc else key.encode()):
+    if not _ID_KEY.fullmatch(key if isinstance(key, bytes) else key.encode()):
         return tok
     return b"<id>" if enc else "<id>"
 

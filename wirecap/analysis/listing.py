@@ -8,15 +8,17 @@ is always one line (control characters, U+2028 and invalid bytes are shown, neve
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from wirecap.analysis.inventory import close_status, endpoint_of
+from wirecap.analysis.notes import Note, NotesByPlace
 from wirecap.capture.payload import payload_bytes, payload_text
 
-ARROWS = {"c2s": "→", "s2c": "←"}
+ARROWS: dict[Any, str] = {"c2s": "→", "s2c": "←"}  # (keyed by whatever a record's `dir` holds)
 MARKS = {"open": "+", "close": "×", "response": "←", "error": "!", "end": "="}
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u0085]")
@@ -185,3 +187,28 @@ class RecordFilter:
             if not self.grep.search(text):
                 return False
         return True
+
+
+def note_line(note: Note) -> str:
+    """A note as `cat` shows it, under the record it points at: `✎ [tag] text (seq A-B) — author`."""
+    span = ""
+    if note.seq is not None and note.seq_end is not None and note.seq_end != note.seq:
+        span = f" (seq {note.seq}-{note.seq_end})"
+    who = f" — {note.author}" if note.author else ""
+    return f"{'':>17} ✎ [{note.tag}] {one_line(note.text)}{span}{who}"
+
+
+def write_listing(records: Iterable[dict[str, Any]], keep: RecordFilter, notes: NotesByPlace, width: int,
+                  out: IO[bytes], *, follow: bool = False) -> None:
+    """The records `keep` lets through as `record_line`s cut to `width`, each followed by its notes
+    (capture-wide notes first); with `follow`, flushed after each record (a capture still growing)."""
+    for n in notes.wide:
+        out.write((note_line(n).lstrip() + "\n").encode())
+    for rec in records:
+        if not keep(rec):
+            continue
+        out.write((record_line(rec, width) + "\n").encode("utf-8", "replace"))
+        for n in notes.at(rec):
+            out.write((note_line(n) + "\n").encode("utf-8", "replace"))
+        if follow:
+            out.flush()

@@ -287,6 +287,36 @@ def notes_by_seq(notes: Iterable[Note]) -> dict[int, list[Note]]:
     return out
 
 
+@dataclass
+class NotesByPlace:
+    """Notes placed for a listing of records (`wirecap cat`): after the record they point at, a
+    channel's notes at its open record, capture-wide notes (`wide`) before everything."""
+
+    by_seq: dict[int, list[Note]] = field(default_factory=dict)
+    by_ch: dict[str, list[Note]] = field(default_factory=dict)
+    wide: list[Note] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, notes: Iterable[Note]) -> NotesByPlace:
+        placed = cls()
+        for n in notes:
+            if n.seq is not None:
+                placed.by_seq.setdefault(n.seq, []).append(n)
+            elif n.ch is not None:
+                placed.by_ch.setdefault(n.ch, []).append(n)
+            else:
+                placed.wide.append(n)
+        return placed
+
+    def at(self, rec: dict[str, Any]) -> list[Note]:
+        """The notes to show right after `rec`."""
+        seq = rec.get("seq")
+        notes = self.by_seq.get(seq) if isinstance(seq, int) else None
+        if rec.get("type") == "open" and rec.get("ch") in self.by_ch:
+            notes = [*(notes or []), *self.by_ch[rec["ch"]]]
+        return notes or []
+
+
 # --- I/O ------------------------------------------------------------------------------------------
 
 
@@ -318,6 +348,18 @@ def load_notes(capture_path: str | os.PathLike[str], *, problems: list[str] | No
     if problems is not None:
         problems.extend(probs)
     return notes
+
+
+def notes_beside(capture_path: str) -> tuple[list[Note], list[str]]:
+    """(the notes, problems) for a command that shows notes beside its own output: none for standard
+    input; a sidecar that cannot be read is a problem line, not an error."""
+    if capture_path == "-":
+        return [], []
+    problems: list[str] = []
+    try:
+        return load_notes(capture_path, problems=problems), problems
+    except WirecapError as e:
+        return [], [str(e)]
 
 
 def _open_notes(path: str) -> IO[bytes]:

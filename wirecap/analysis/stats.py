@@ -25,8 +25,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from wirecap.analysis.pipeline import UnknownChannel, run_pass, selected_units
 from wirecap.capture.payload import payload_size
-from wirecap.dialects import Decoding
+from wirecap.dialects import Decoding, Unit
+from wirecap.errors import WirecapError
 from wirecap.events import (
     ERROR,
     ITEM_COMPLETED,
@@ -109,48 +111,78 @@ class SessionStats:
         if rec.get("dir") == "c2s" and self.first_output_t is None:
             self.start_t = rec.get("t", self.start_t)
 
+    def add_wire_record(self, rec: dict[str, Any], decoder: Any) -> None:
+        """A record of this session's unit, `decoder` its unit's decoder (None while the unit waits for
+        detection: its messages are counted by type once the dialect is known)."""
+        is_msg = rec.get("type") == "msg"
+        if decoder is None:
+            self.add_record(rec, None)
+            if is_msg:
+                self.waiting.append(rec)
+            return
+        if self.waiting:
+            self.count_waiting(decoder)
+        self.add_record(rec, decoder.msg_type(rec) if is_msg else None)
+
     def add_event(self, ev: Event) -> None:
         if not self.records_mode:
             self._time(ev.t)
             self.types[ev.kind if ev.item is None else f"{ev.kind}:{ev.item}"] += 1
         kind = ev.kind
         if kind in _OUTPUT_KINDS:
-            if (self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None)
-                    and not ev.data.get("synthetic")):  # a client's made-up API-error message is no token
-                self.first_output_t = ev.t
-            if kind == ITEM_COMPLETED and ev.item == TOOL_CALL:
-                name = str(ev.data.get("name"))
-                if isinstance(ev.id, str) and ev.id:
-                    self.tool_names[ev.id] = name
-                else:
-                    self.tool_anon[name] += 1
+            self._output(ev)
             return
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, ev)
         data = ev.data
-        if kind == USAGE:
-            self._usage(ev, data)
-        elif kind == ERROR:
-            self.errors += 1
-            if data.get("failed_call") or data.get("retry"):
-                self.failed_calls += 1
-                if data.get("retry"):
-                    self.retries += 1
-                mid = data.get("message_id")
-                if isinstance(mid, str) and mid:
-                    self.failed_ids.add(mid)
-        elif kind == SESSION_STARTED:
-            if self.session_id is None and data.get("session_id"):
-                self.session_id = str(data["session_id"])
-            if data.get("model") and self.model is None:
-                self.model = str(data["model"])
-        elif kind == TURN_ENDED and data.get("truncated"):  # a stream that died without its end: failed
-            self.failed_calls += 1
-            mid = data.get("message_id")
-            if isinstance(mid, str) and mid:
-                self.failed_ids.add(mid)
-        elif kind == TURN_STARTED and not self.records_mode and self.first_output_t is None:
-            self.start_t = ev.t
         if "cost_usd" in data and kind != USAGE and isinstance(data.get("cost_usd"), (int, float)):
             self.cost_hint = data["cost_usd"]
+
+    def _output(self, ev: Event) -> None:
+        """An item event: the first real output (ttft) and completed tool calls."""
+        if (self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None)
+                and not ev.data.get("synthetic")):  # a client's made-up API-error message is no token
+            self.first_output_t = ev.t
+        if ev.kind == ITEM_COMPLETED and ev.item == TOOL_CALL:
+            name = str(ev.data.get("name"))
+            if isinstance(ev.id, str) and ev.id:
+                self.tool_names[ev.id] = name
+            else:
+                self.tool_anon[name] += 1
+
+    def _failed(self, data: dict[str, Any]) -> None:
+        """One failed call; its message's usage (if any) is then no answer."""
+        self.failed_calls += 1
+        mid = data.get("message_id")
+        if isinstance(mid, str) and mid:
+            self.failed_ids.add(mid)
+
+    def _on_error(self, ev: Event) -> None:
+        data = ev.data
+        self.errors += 1
+        if data.get("failed_call") or data.get("retry"):
+            self._failed(data)
+            if data.get("retry"):
+                self.retries += 1
+
+    def _on_session_started(self, ev: Event) -> None:
+        data = ev.data
+        if self.session_id is None and data.get("session_id"):
+            self.session_id = str(data["session_id"])
+        if data.get("model") and self.model is None:
+            self.model = str(data["model"])
+
+    def _on_turn_ended(self, ev: Event) -> None:
+        if ev.data.get("truncated"):  # a stream that died without its end: failed
+            self._failed(ev.data)
+
+    def _on_turn_started(self, ev: Event) -> None:
+        if not self.records_mode and self.first_output_t is None:
+            self.start_t = ev.t
+
+    def _on_usage(self, ev: Event) -> None:
+        self._usage(ev, ev.data)
 
     def _usage(self, ev: Event, data: dict[str, Any]) -> None:
         scope = data.get("scope", "message")
@@ -196,48 +228,69 @@ class SessionStats:
             prev = u
         return out
 
-    def result(self) -> dict[str, Any]:
-        models: dict[str, dict[str, Any]] = {}
-        thread_turns = self._thread_turns()
-        answered = [u for k, u in self.msg_usage.items() if k not in self.failed_ids]
+    def _split_usage(self) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """(the message usages of calls that answered, the usage by model of calls that failed), in one
+        scan: what a failed call had reported (a stream cut by an error event) is no answer."""
+        answered: list[dict[str, Any]] = []
         failed: dict[str, dict[str, Any]] = {}
-        for k, u in self.msg_usage.items():  # what a call that failed had reported (it is not an answer)
+        for k, u in self.msg_usage.items():
             if k in self.failed_ids:
-                _add_usage(failed, str(u.get("model") or self.model or "unknown"), u)
+                _add_usage(failed, self._model_of(u), u)
+            else:
+                answered.append(u)
+        return answered, failed
+
+    def _model_of(self, u: dict[str, Any]) -> str:
+        return str(u.get("model") or self.model or "unknown")
+
+    def _models_usage(self, answered: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Usage per model: the session's own total when it reports one, else the sum of its calls'."""
         if self.session_usage:
             sources = list(self.session_usage.items())
         else:
-            sources = [(str(u.get("model") or self.model or "unknown"), u)
-                       for u in (*answered, *self.turn_usage, *thread_turns)]
+            sources = [(self._model_of(u), u) for u in (*answered, *self.turn_usage, *self._thread_turns())]
+        models: dict[str, dict[str, Any]] = {}
         for model, u in sources:
             _add_usage(models, model, u)
+        return models
+
+    def _llm_calls(self, answered: int) -> int | None:
+        if self.msg_usage:  # a failed call's usage (a stream cut by an error event) is no answered call
+            calls: int | None = answered
+        else:
+            calls = len(self.turn_usage) or len(self.thread_usage) or None
+        if calls is None and self.failed_calls:
+            return 0
+        return calls
+
+    def _ttft(self) -> float | None:
+        if self.first_output_t is None or self.start_t is None or not self.timed:
+            return None
+        return round(max(self.first_output_t - self.start_t, 0.0), 6)
+
+    def _duration(self) -> float | None:
+        if self.first_t is None or self.last_t is None or not self.timed:
+            return None
+        return round(self.last_t - self.first_t, 6)
+
+    def result(self) -> dict[str, Any]:
+        answered, failed = self._split_usage()
+        models = self._models_usage(answered)
         costs = [m["cost_usd"] for m in models.values() if m["cost_usd"] is not None]
         # the session's own total (Claude Code's result.total_cost_usd) wins: modelUsage may omit models
         total_cost = self.cost_hint if self.cost_hint is not None else (round(sum(costs), 10) if costs else None)
-        if self.msg_usage:  # a failed call's usage (a stream cut by an error event) is no answered call
-            llm_calls: int | None = sum(1 for k in self.msg_usage if k not in self.failed_ids)
-        else:
-            llm_calls = len(self.turn_usage) or len(self.thread_usage) or None
-        if llm_calls is None and self.failed_calls:
-            llm_calls = 0
         tools: Counter[str] = Counter(self.tool_names.values())
         tools.update(self.tool_anon)
-        ttft = None
-        if self.first_output_t is not None and self.start_t is not None and self.timed:
-            ttft = round(max(self.first_output_t - self.start_t, 0.0), 6)
-        duration = None
-        if self.first_t is not None and self.last_t is not None and self.timed:
-            duration = round(self.last_t - self.first_t, 6)
         out = {
             "session": self.session_id or self.key,
             "ch": self.key,
             "dialect": self.dialect,
-            "duration": duration,
-            "ttft": ttft,
+            "duration": self._duration(),
+            "ttft": self._ttft(),
             "messages_by_type": dict(sorted(self.types.items())),
             "bytes": self.bytes if self.records_mode else None,
             "models_usage": models,
-            "llm_calls": llm_calls,
+            "llm_calls": self._llm_calls(len(answered)),
             "failed_calls": self.failed_calls,
             "retries": self.retries,
             "tool_calls": dict(sorted(tools.items())),
@@ -251,10 +304,19 @@ class SessionStats:
         if self.thread_usage:
             last = self.thread_usage[-1]
             thread: dict[str, dict[str, Any]] = {}
-            _add_usage(thread, str(last.get("model") or self.model or "unknown"), last)
+            _add_usage(thread, self._model_of(last), last)
             out["thread_usage"] = thread
             out["resumed"] = last.get("resumed")
         return out
+
+
+_HANDLERS = {
+    USAGE: SessionStats._on_usage,
+    ERROR: SessionStats._on_error,
+    SESSION_STARTED: SessionStats._on_session_started,
+    TURN_ENDED: SessionStats._on_turn_ended,
+    TURN_STARTED: SessionStats._on_turn_started,
+}
 
 
 def _add_usage(models: dict[str, dict[str, Any]], model: str, u: dict[str, Any]) -> None:
@@ -290,49 +352,56 @@ def stats_from_events(events: Iterable[Event]) -> list[dict[str, Any]]:
     return link_wire_sessions([s.result() for s in sessions.values()], {k for (k, _d) in sessions if k.startswith("proc")})
 
 
-def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
-                  channels: Iterable[str] = ()) -> list[dict[str, Any]]:
-    """Sessions of a record stream (header excluded); with `channels`, only the sessions holding them
-    (a pipe selects its process's session). A channel the stream lacks raises UnknownChannel."""
-    decoding = Decoding(dialect=dialect)
-    sessions: dict[str, SessionStats] = {}
-    feed = decoding.feed
-    for rec in records:
-        unit, events = feed(rec)
-        if unit is None:
-            continue
-        s = sessions.get(unit.key)
+class SessionsSink:
+    """The statistics part of a decode pass (`wirecap.analysis.pipeline`): one `SessionStats` per
+    decoding unit, fed with its records (bytes, timing, message types) and its events."""
+
+    def __init__(self, decoding: Decoding) -> None:
+        self.decoding = decoding
+        self._chan_unit = decoding.chan_unit
+        self.sessions: dict[str, SessionStats] = {}
+
+    def _session(self, key: str) -> SessionStats:
+        s = self.sessions.get(key)
         if s is None:
-            s = sessions[unit.key] = SessionStats(unit.key, records_mode=True)
-        dec = unit.decoder
-        is_msg = rec.get("type") == "msg"
-        if dec is None:  # waiting for detection: count its type once the dialect is known
-            s.add_record(rec, None)
-            if is_msg:
-                s.waiting.append(rec)
-        else:
-            if s.waiting:
-                s.count_waiting(dec)
-            s.add_record(rec, dec.msg_type(rec) if is_msg else None)
+            s = self.sessions[key] = SessionStats(key, records_mode=True)
+        return s
+
+    def on_record(self, rec: dict[str, Any], events: list[Event]) -> None:
+        ch = rec.get("ch")
+        if ch.__class__ is not str:  # (not decoded: no unit)
+            return
+        unit = self._chan_unit[ch]
+        s = self._session(unit.key)
+        s.add_wire_record(rec, unit.decoder)
         for ev in events:
             s.add_event(ev)
-    for unit, events in decoding.finish():
-        s = sessions.setdefault(unit.key, SessionStats(unit.key, records_mode=True))
+
+    def on_unit_end(self, unit: Unit, events: list[Event]) -> None:
+        s = self._session(unit.key)
         s.dialect = unit.dialect
         if s.waiting and unit.decoder is not None:
             s.count_waiting(unit.decoder)
         for ev in events:
             s.add_event(ev)
-    procs = {u.key for u in decoding.units.values() if u.kind == "process"}
-    results = link_wire_sessions([s.result() for s in sessions.values()], procs)
-    wanted = set(channels)
-    if wanted:
-        missing = sorted(wanted - decoding.chan_unit.keys())
-        if missing:
-            raise UnknownChannel(missing[0], sorted(decoding.chan_unit))
-        keys = {decoding.chan_unit[c].key for c in wanted}
-        return [r for r in results if r["ch"] in keys]
-    return results
+
+    def results(self, channels: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The sessions (after the pass), linked to their process; with `channels`, only the sessions
+        holding them. A channel the stream lacks raises UnknownChannel."""
+        keys = selected_units(self.decoding, channels)
+        procs = {u.key for u in self.decoding.units.values() if u.kind == "process"}
+        results = link_wire_sessions([s.result() for s in self.sessions.values()], procs)
+        return results if keys is None else [r for r in results if r["ch"] in keys]
+
+
+def stats_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
+                  channels: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Sessions of a record stream (header excluded); with `channels`, only the sessions holding them
+    (a pipe selects its process's session). A channel the stream lacks raises UnknownChannel."""
+    decoding = Decoding(dialect=dialect)
+    sink = SessionsSink(decoding)
+    run_pass(records, decoding, [sink])
+    return sink.results(channels)
 
 
 def link_wire_sessions(sessions: list[dict[str, Any]], process_keys: set[str]) -> list[dict[str, Any]]:
@@ -395,22 +464,13 @@ def capture_totals(sessions: list[dict[str, Any]]) -> dict[str, float | None]:
                                     **dict.fromkeys(_TOKEN_KEYS, 0.0), "tool_calls": 0.0, "cost_usd": 0.0,
                                     "errors": 0.0}
     counted, cost_from = counted_sessions(sessions)
-    wire_of = {s["part_of"] for s in sessions if s.get("part_of")}
     for s in counted:
-        for usage in (s.get("models_usage") or {}).values():
-            if isinstance(usage, dict):
-                for k in _TOKEN_KEYS:
-                    tot[k] = (tot[k] or 0.0) + _n(usage.get(k))
-        for k in ("llm_calls", "failed_calls"):
-            tot[k] = (tot[k] or 0.0) + _n(s.get(k))
-        tc = s.get("tool_calls")
-        if isinstance(tc, dict):
-            tot["tool_calls"] = (tot["tool_calls"] or 0.0) + sum(_n(v) for v in tc.values())
+        _add_calls(tot, s)
     tot["cost_usd"] = float(sum(_n(s.get("total_cost")) for s in cost_from))
     tot["errors"] = float(sum(_n(s.get("errors")) for s in sessions))
     tot["retries"] = float(sum(_n(s.get("retries")) for s in sessions))  # only an agent's stdout reports them
-    owners = [s for s in sessions if s["ch"] in wire_of]
-    timed = owners or sessions
+    wire_of = {s["part_of"] for s in sessions if s.get("part_of")}
+    timed = [s for s in sessions if s["ch"] in wire_of] or sessions
     durs = [s["duration"] for s in timed if isinstance(s.get("duration"), (int, float))]
     tot["duration"] = float(sum(durs)) if durs else None
     ttfts = [s["ttft"] for s in timed if isinstance(s.get("ttft"), (int, float))]
@@ -418,20 +478,40 @@ def capture_totals(sessions: list[dict[str, Any]]) -> dict[str, float | None]:
     return tot
 
 
-class UnknownChannel(LookupError):
-    def __init__(self, ch: str, have: list[str]) -> None:
-        super().__init__(ch)
-        self.ch, self.have = ch, have
+def _add_calls(tot: dict[str, float | None], s: dict[str, Any]) -> None:
+    """Add one counted session's tokens, calls and tool calls to the totals `tot`."""
+    for usage in (s.get("models_usage") or {}).values():
+        if isinstance(usage, dict):
+            for k in _TOKEN_KEYS:
+                tot[k] = (tot[k] or 0.0) + _n(usage.get(k))
+    for k in ("llm_calls", "failed_calls"):
+        tot[k] = (tot[k] or 0.0) + _n(s.get(k))
+    tc = s.get("tool_calls")
+    if isinstance(tc, dict):
+        tot["tool_calls"] = (tot["tool_calls"] or 0.0) + sum(_n(v) for v in tc.values())
 
 
 def stats_capture(path: str, *, dialect: str | None = None, channels: Iterable[str] = (),
                   problems: list[str] | None = None) -> list[dict[str, Any]]:
-    """Sessions of the capture at `path`; the reader's problems (`FILE:LINE: what`, interruption) are
-    added to `problems` when given."""
+    """Sessions of the capture at `path` (the thin shell around `stats_records`); the reader's problems
+    (`FILE:LINE: what`, interruption) are added to `problems` when given. A channel the capture lacks
+    is a WirecapError naming the ones it has."""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        found = stats_records(reader, dialect=dialect, channels=channels)
+        try:
+            found = stats_records(reader, dialect=dialect, channels=channels)
+        except UnknownChannel as e:
+            raise WirecapError(e.describe(path)) from None
         if problems is not None:
             problems += reader.report()
         return found
+
+
+def listed_sessions(capture: str, found: list[dict[str, Any]], *, undecoded: bool = False
+                    ) -> tuple[list[dict[str, Any]], dict[str, float | None] | None]:
+    """(the sessions `wirecap stats` lists for `capture`, each with its `capture`: the decoded ones, and
+    with `undecoded` the others too; the capture's totals when it has several decoded sessions)."""
+    decoded = [s for s in found if s["dialect"]]
+    totals = capture_totals(decoded) if len(decoded) > 1 else None
+    return [{"capture": capture, **s} for s in found if s["dialect"] is not None or undecoded], totals

@@ -8,14 +8,16 @@ docs/validation-rules.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from wirecap.analysis.stats import UnknownChannel
-from wirecap.dialects import DIALECTS, Decoding
+from wirecap.analysis.pipeline import UnknownChannel, run_pass, selected_units
+from wirecap.capture.schema import validate_header, validate_record
+from wirecap.dialects import DIALECTS, Decoding, Unit
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
 from wirecap.dialects.drift import DriftCheck
-from wirecap.events import UNPARSED
+from wirecap.errors import WirecapError
+from wirecap.events import UNPARSED, Event
 
 __all__ = ["DEFAULT_OPTIONS", "Finding", "SEVERITIES", "has_errors", "validate_capture", "validate_records"]
 
@@ -29,14 +31,124 @@ _UNDECIDED = object()
 def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
     if not options:
         return None
-    from wirecap.errors import WirecapError
-
     for k, v in options.items():
         if k not in DEFAULT_OPTIONS:
             raise WirecapError(f"unknown validation option {k!r} (known: {', '.join(DEFAULT_OPTIONS)})")
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0):
             raise WirecapError(f"validation option {k}: expected a number of seconds >= 0, got {v!r}")
     return options
+
+
+class RulesSink:
+    """The rules part of a decode pass (`wirecap.analysis.pipeline`): what the decoders find while they
+    decode, `unparsed` messages, and `drift` (message types and fields a dialect does not know),
+    checked on each channel once its unit's dialect is known. `findings()` after the pass."""
+
+    def __init__(self, decoding: Decoding) -> None:
+        self.decoding = decoding
+        self._chan_unit = decoding.chan_unit
+        self.drift = DriftCheck()
+        self._drift_of: dict[Any, Any] = {}  # channel -> its drift check once its unit is decided (None: not checked)
+        self._early: dict[Any, list[dict[str, Any]]] = {}  # channel -> its messages before its unit was decided
+        self._unparsed: dict[str, int] = {}
+        self._found: list[Finding] = []
+
+    def on_record(self, rec: dict[str, Any], events: list[Event]) -> None:
+        rtype = rec.get("type")
+        if rtype == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
+            try:
+                check = self._drift_of[rec.get("ch")]
+            except KeyError:
+                check = self._decide(rec.get("ch"), rec)
+            except TypeError:  # an unhashable ch: the decoder already said what it thinks
+                check = None
+            if check is not None:
+                check(rec)
+        elif self._early and rtype == "close":  # a unit ends: decided now if it was not
+            self._release(rec.get("ch"))
+        if events:
+            for ev in events:
+                if ev.kind == UNPARSED:
+                    self._note_unparsed(ev)
+
+    def on_unit_end(self, unit: Unit, events: list[Event]) -> None:
+        for ev in events:
+            if ev.kind == UNPARSED:
+                self._note_unparsed(ev)
+
+    def _note_unparsed(self, ev: Event) -> None:
+        """The first UNPARSED_DETAIL unparsed messages of a channel one by one; the rest counted."""
+        if not ev.dialect:
+            return
+        n = self._unparsed.get(ev.ch, 0) + 1
+        self._unparsed[ev.ch] = n
+        if n <= UNPARSED_DETAIL:
+            self._found.append(Finding(WARNING, "unparsed", f"{ev.dialect}: {ev.data.get('reason')}",
+                                       ev.seq[0] if ev.seq else None, ev.ch))
+
+    def _drift_for(self, ch: Any) -> Any:
+        """The drift check of a channel (None: not checked), or _UNDECIDED while its unit has no dialect yet."""
+        unit = self._chan_unit.get(ch)
+        if unit is None or unit.decoder is None:
+            return _UNDECIDED
+        dialect = unit.dialect
+        if not dialect:
+            return None
+        known = DIALECTS[dialect].known
+        return self.drift.for_channel(dialect, known, ch) if known is not None else None
+
+    def _decide(self, ch: Any, rec: dict[str, Any]) -> Any:
+        """The drift check for the first message of `ch` since its unit was decided (its held messages
+        are checked now), or None while undecided (`rec` is then held, up to EARLY_MSGS)."""
+        check = self._drift_for(ch)
+        if check is _UNDECIDED:  # checked once its unit's dialect is known
+            held = self._early.setdefault(ch, [])
+            if len(held) < EARLY_MSGS:
+                held.append(rec)
+            return None
+        self._drift_of[ch] = check
+        for r in self._early.pop(ch, ()):
+            if check is not None:
+                check(r)
+        return check
+
+    def _release(self, ch: Any) -> None:
+        """Check the held messages of the closed channel's unit once it has its dialect (a unit of
+        fewer than 8 messages is decided at its close): `early` holds undecided units only, not every
+        short exchange of the capture until the end."""
+        unit = self._chan_unit.get(ch) if ch.__class__ is str else None
+        if unit is None:
+            return
+        for c in [c for c in self._early if self._chan_unit.get(c) is unit]:
+            check = self._drift_for(c)
+            if check is _UNDECIDED:
+                continue
+            self._drift_of[c] = check
+            for r in self._early.pop(c):
+                if check is not None:
+                    check(r)
+
+    def findings(self, *, strict_schema: bool = False, channels: Iterable[str] = ()) -> list[Finding]:
+        """Every finding of the pass, in order. With `channels`, only the findings of the units holding
+        them and those of no channel; a channel the stream lacks raises UnknownChannel."""
+        for ch, held in self._early.items():  # units decided only at the end of the stream
+            check = self._drift_for(ch)
+            if check is not None and check is not _UNDECIDED:
+                for r in held:
+                    check(r)
+        self._early = {}
+        found = list(self._found)
+        for ch, n in self._unparsed.items():
+            if n > UNPARSED_DETAIL:
+                found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
+        found.extend(self.decoding.findings())
+        found.extend(self.drift.findings(strict_schema))
+        keys = selected_units(self.decoding, channels)
+        if keys is not None:
+            chan_unit = self._chan_unit
+            found = [f for f in found if f.ch is None or f.ch in keys
+                     or (f.ch in chan_unit and chan_unit[f.ch].key in keys)]
+        return sort_findings(found)
 
 
 def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None = None,
@@ -47,98 +159,9 @@ def validate_records(records: Iterable[dict[str, Any]], *, dialect: str | None =
     channel; a channel the stream lacks raises UnknownChannel. Message types and fields a dialect
     does not know are `drift` findings: info, or errors with `strict_schema`."""
     decoding = Decoding(dialect=dialect, options=_check_options(options))
-    drift = DriftCheck()
-    drift_of: dict[Any, Any] = {}  # channel -> its drift check once its unit is decided (None: not checked)
-    unparsed: dict[str, int] = {}
-    found: list[Finding] = []
-
-    def note(events: list) -> None:
-        for ev in events:
-            if ev.kind == UNPARSED and ev.dialect:
-                n = unparsed.get(ev.ch, 0) + 1
-                unparsed[ev.ch] = n
-                if n <= UNPARSED_DETAIL:
-                    found.append(Finding(WARNING, "unparsed", f"{ev.dialect}: {ev.data.get('reason')}",
-                                         ev.seq[0] if ev.seq else None, ev.ch))
-
-    events_of = decoding.events
-    chan_unit = decoding.chan_unit
-    early: dict[Any, list[dict[str, Any]]] = {}  # channel -> its messages before its unit was decided
-
-    def drift_for(ch: Any) -> Any:
-        """The drift check of a channel (None: not checked), or _UNDECIDED while its unit has no dialect yet."""
-        unit = chan_unit.get(ch)
-        if unit is None or unit.decoder is None:
-            return _UNDECIDED
-        known = DIALECTS[unit.dialect].known if unit.dialect else None
-        return drift.for_channel(unit.dialect, known, ch) if known is not None else None
-
-    def _drain(ch: Any) -> None:
-        """Check the held messages of the closed channel's unit once it has its dialect (a unit of
-        fewer than 8 messages is decided at its close): `early` holds undecided units only, not every
-        short exchange of the capture until the end."""
-        unit = chan_unit.get(ch) if ch.__class__ is str else None
-        if unit is None:
-            return
-        for c in [c for c in early if chan_unit.get(c) is unit]:
-            check = drift_for(c)
-            if check is _UNDECIDED:
-                continue
-            drift_of[c] = check
-            for r in early.pop(c):
-                if check is not None:
-                    check(r)
-
-    for rec in records:
-        events = events_of(rec)
-        if rec.get("type") == "msg":  # drift: once the channel's unit has a dialect that declares what it knows
-            ch = rec.get("ch")
-            try:
-                check = drift_of[ch]
-            except KeyError:
-                check = drift_for(ch)
-                if check is _UNDECIDED:  # checked once its unit's dialect is known
-                    held = early.setdefault(ch, [])
-                    if len(held) < EARLY_MSGS:
-                        held.append(rec)
-                    check = None
-                else:
-                    drift_of[ch] = check
-                    for r in early.pop(ch, ()):
-                        if check is not None:
-                            check(r)
-            except TypeError:  # an unhashable ch: the decoder already said what it thinks
-                check = None
-            if check is not None:
-                check(rec)
-        elif early and rec.get("type") == "close":  # a unit ends: decided now if it was not
-            _drain(rec.get("ch"))
-        if events:
-            for ev in events:  # (note() inlined: once per record)
-                if ev.kind == UNPARSED:
-                    note([ev])
-    for _unit, events in decoding.finish():
-        note(events)
-    for ch, held in early.items():  # units decided only at the end of the stream
-        check = drift_for(ch)
-        if check is not None and check is not _UNDECIDED:
-            for r in held:
-                check(r)
-    for ch, n in unparsed.items():
-        if n > UNPARSED_DETAIL:
-            found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
-    found.extend(decoding.findings())
-    found.extend(drift.findings(strict_schema))
-    wanted = set(channels)
-    if wanted:
-        chan_unit = decoding.chan_unit
-        missing = sorted(wanted - chan_unit.keys())
-        if missing:
-            raise UnknownChannel(missing[0], sorted(chan_unit))
-        keys = {chan_unit[c].key for c in wanted}
-        found = [f for f in found if f.ch is None or f.ch in keys
-                 or (f.ch in chan_unit and chan_unit[f.ch].key in keys)]
-    return sort_findings(found)
+    rules = RulesSink(decoding)
+    run_pass(records, decoding, [rules])
+    return rules.findings(strict_schema=strict_schema, channels=channels)
 
 
 def sort_findings(found: list[Finding]) -> list[Finding]:
@@ -150,20 +173,21 @@ def validate_capture(path: str, *, dialect: str | None = None, options: dict[str
                      channels: Iterable[str] = (), strict_schema: bool = False) -> list[Finding]:
     """Findings for the capture at `path`: its dialects' rules, and the format's own (`capture-format`:
     the JSON Schema of docs/capture-format.schema.json, corrupt lines, seq and t order, `end.records`),
-    which are errors; an interrupted capture (no `end`, a torn last line) is a warning."""
+    which are errors; an interrupted capture (no `end`, a torn last line) is a warning; a channel the
+    capture lacks is a WirecapError naming the ones it has. (The thin
+    shell: it opens the capture and runs one decode pass with the format and rules sinks.)"""
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
+        decoding = Decoding(dialect=dialect, options=_check_options(options))
         fmt = FormatCheck(path, reader.header_line)
-        found = validate_records(fmt.records(reader), dialect=dialect, options=options, channels=channels,
-                                 strict_schema=strict_schema)
-        for problem in reader.problems[:-1] if reader.unlisted else reader.problems:
-            fmt.add(problem)
-        fmt.more += reader.unlisted  # (the reader's last problem then says how many it did not list)
-        found += fmt.findings()
-        if reader.interrupted:
-            found.append(Finding(WARNING, "capture-interrupted", f"interrupted capture: {reader.interrupted}",
-                                 reader.last_seq or None, None))
+        rules = RulesSink(decoding)
+        run_pass(reader, decoding, [fmt, rules])
+        try:
+            found = rules.findings(strict_schema=strict_schema, channels=channels)
+        except UnknownChannel as e:
+            raise WirecapError(e.describe(path)) from None
+        found += fmt.with_reader(reader.problems, reader.unlisted, reader.interrupted, reader.last_seq)
     return sort_findings(found)
 
 
@@ -174,8 +198,6 @@ class FormatCheck:
 
     def __init__(self, path: str, header_line: bytes) -> None:
         import orjson
-
-        from wirecap.capture.schema import validate_header
 
         self.path = path
         self.detail: list[Finding] = []
@@ -193,22 +215,35 @@ class FormatCheck:
         else:
             self.more += 1
 
-    def records(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        from wirecap.capture.schema import validate_record
+    def on_record(self, rec: dict[str, Any], events: list[Event]) -> None:
+        seq = rec["seq"]
+        for what in validate_record(rec):
+            self.add(f"{self.path}: seq {seq}: {what}", seq)
+        if rec.get("type") == "end" and rec.get("records") != seq:
+            self.add(f"{self.path}: seq {seq}: end.records is {rec.get('records')!r}, its seq is {seq}", seq)
 
-        for rec in records:
-            seq = rec["seq"]
-            for what in validate_record(rec):
-                self.add(f"{self.path}: seq {seq}: {what}", seq)
-            if rec.get("type") == "end" and rec.get("records") != seq:
-                self.add(f"{self.path}: seq {seq}: end.records is {rec.get('records')!r}, its seq is {seq}", seq)
-            yield rec
+    def on_unit_end(self, unit: Unit, events: list[Event]) -> None:
+        pass
 
     def findings(self) -> list[Finding]:
         if self.more:
             return [*self.detail, Finding(ERROR_SEV, "capture-format",
                                           f"{self.path}: {self.more} more format violations", None, None)]
         return self.detail
+
+    def with_reader(self, problems: list[str], unlisted: int, interrupted: str | None,
+                    last_seq: int | None) -> list[Finding]:
+        """The findings once the reader is done: its problems (`FILE:LINE: what`; when it did not list
+        them all, its last problem says how many and `unlisted` counts them) as format errors, and an
+        interrupted capture as a warning at its last seq."""
+        for problem in problems[:-1] if unlisted else problems:
+            self.add(problem)
+        self.more += unlisted  # (the reader's last problem then says how many it did not list)
+        found = self.findings()
+        if interrupted:
+            found.append(Finding(WARNING, "capture-interrupted", f"interrupted capture: {interrupted}",
+                                 last_seq or None, None))
+        return found
 
 
 def has_errors(found: Iterable[Finding]) -> bool:

@@ -6,48 +6,16 @@ import os
 import re
 import shutil
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import IO, Any
 
 import click
 
-from wirecap.analysis.listing import RecordFilter, one_line, record_line
+from wirecap.analysis.listing import RecordFilter, write_listing
+from wirecap.analysis.notes import NotesByPlace, notes_beside
 from wirecap.capture.reader import CaptureReader
 from wirecap.cli.common import check_channels_exist, non_negative, noting_channels
 from wirecap.errors import WirecapError
-
-
-def _load_notes(capture: str) -> tuple[dict[int, list[Any]], dict[str, list[Any]], list[Any], list[str]]:
-    """Notes by seq, by channel, capture-wide, and problems; empty without the notes module or sidecar."""
-    if capture == "-":
-        return {}, {}, [], []
-    try:
-        from wirecap.analysis import notes as notes_mod
-    except ImportError:
-        return {}, {}, [], []
-    problems: list[str] = []
-    try:
-        notes = notes_mod.load_notes(capture, problems=problems)
-    except WirecapError as e:
-        return {}, {}, [], [str(e)]
-    by_seq: dict[int, list[Any]] = {}
-    by_ch: dict[str, list[Any]] = {}
-    wide: list[Any] = []
-    for n in notes:
-        if n.seq is not None:
-            by_seq.setdefault(n.seq, []).append(n)
-        elif n.ch is not None:
-            by_ch.setdefault(n.ch, []).append(n)  # a note on a whole channel: shown at its open
-        else:
-            wide.append(n)
-    return by_seq, by_ch, wide, problems
-
-
-def _note_line(note: Any) -> str:
-    span = ""
-    if note.seq is not None and note.seq_end is not None and note.seq_end != note.seq:
-        span = f" (seq {note.seq}-{note.seq_end})"
-    who = f" — {note.author}" if note.author else ""
-    return f"{'':>17} ✎ [{note.tag}] {one_line(note.text)}{span}{who}"
 
 
 def _width(width: int | None) -> int:
@@ -93,41 +61,30 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
     keep = RecordFilter(channels=channels, direction=direction, types=types, grep=rx)
     reader = CaptureReader(capture, follow=follow and capture != "-")
     out = sys.stdout.buffer
-    by_seq: dict[int, list[Any]] = {}
-    by_ch: dict[str, list[Any]] = {}
     note_problems: list[str] = []
     seen: set[str] = set()
     records = noting_channels(reader, seen) if channels else reader
     try:
         if as_json:
-            out.write(reader.header_line if reader.header_line.endswith(b"\n") else reader.header_line + b"\n")
-            for rec in records:
-                if keep(rec):
-                    line = reader.line
-                    out.write(line if line.endswith(b"\n") else line + b"\n")
-                    if follow:
-                        out.flush()
+            _raw(reader, records, keep, out, follow)
         else:
-            if not no_notes:
-                by_seq, by_ch, wide, note_problems = _load_notes(capture)
-                for n in wide:
-                    out.write((_note_line(n).lstrip() + "\n").encode())
-            cut = _width(width)
-            for rec in records:
-                if not keep(rec):
-                    continue
-                out.write((record_line(rec, cut) + "\n").encode("utf-8", "replace"))
-                notes = by_seq.get(rec.get("seq"))  # type: ignore[arg-type]
-                if rec.get("type") == "open" and rec.get("ch") in by_ch:
-                    notes = [*(notes or []), *by_ch[rec["ch"]]]
-                if notes:
-                    for n in notes:
-                        out.write((_note_line(n) + "\n").encode("utf-8", "replace"))
-                if follow:
-                    out.flush()
+            notes, note_problems = ([], []) if no_notes else notes_beside(capture)
+            write_listing(records, keep, NotesByPlace.of(notes), _width(width), out, follow=follow)
         out.flush()
     finally:
         reader.close()
     for line in [*note_problems, *reader.report()]:
         click.echo(f"wirecap: {line}", err=True)
     check_channels_exist(capture, channels, seen)
+
+
+def _raw(reader: CaptureReader, records: Iterable[dict[str, Any]], keep: RecordFilter, out: IO[bytes],
+         follow: bool) -> None:
+    """The header line, then the lines of the records `keep` lets through, exactly as in the file."""
+    out.write(reader.header_line if reader.header_line.endswith(b"\n") else reader.header_line + b"\n")
+    for rec in records:
+        if keep(rec):
+            line = reader.line
+            out.write(line if line.endswith(b"\n") else line + b"\n")
+            if follow:
+                out.flush()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+from collections.abc import Iterable
+from typing import IO
 
 import click
-import orjson
 
+from wirecap.analysis.convert import sorted_notes, write_event_lines
+from wirecap.analysis.notes import notes_beside
+from wirecap.capture.reader import CaptureReader
 from wirecap.cli.common import (
     check_channels_exist,
     check_dialect,
@@ -15,71 +18,22 @@ from wirecap.cli.common import (
     refuse_output_over_input,
     replacing_file,
 )
+from wirecap.dialects import decode_batches, decode_records
 from wirecap.errors import WirecapError
-from wirecap.events import dumps as event_line
-
-
-def _notes(capture: str) -> list[Any]:
-    """Annotations of CAP (CAP.notes.jsonl), when the notes module and the sidecar exist."""
-    if capture == "-":
-        return []
-    try:
-        from wirecap.analysis.notes import load_notes
-    except ImportError:
-        return []
-    try:
-        return sorted(load_notes(capture), key=lambda n: (n.seq is not None, n.seq or 0))
-    except WirecapError:
-        return []
-
-
-def _note_json(n: Any) -> dict[str, Any]:
-    seq = [] if n.seq is None else [n.seq] if not getattr(n, "seq_end", None) else [n.seq, n.seq_end]
-    out = {"kind": "note", "ch": getattr(n, "ch", None), "seq": seq, "id": getattr(n, "id", None),
-           "tag": getattr(n, "tag", None), "text": getattr(n, "text", None), "author": getattr(n, "author", None)}
-    return {k: v for k, v in out.items() if v is not None}
+from wirecap.events import Event
 
 
 def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str | None, notes: bool) -> int:
-    from wirecap.capture.reader import CaptureReader
-    from wirecap.dialects import decode_batches, decode_records
-
-    pending = _notes(capture) if notes else []
-    i = 0
-    while i < len(pending) and pending[i].seq is None:  # capture-wide notes first
-        out.write(orjson.dumps(_note_json(pending[i])) + b"\n")
-        i += 1
-    dumps = orjson.dumps
-    line_of = event_line
-    first_note = i
-    n = 0  # events written (the lines in buf less the notes among them)
-    buf: list[bytes] = []
+    """Decode CAP and write its events (and notes) to `out` as JSON lines; returns the events written."""
+    pending = sorted_notes(notes_beside(capture)[0]) if notes else []
     seen: set[str] = set()
     with CaptureReader(capture) as reader:
         if ch:
-            batches: Any = ([ev] for ev in decode_records(noting_channels(reader, seen), dialect=dialect, ch=ch))
+            batches: Iterable[list[Event]] = ([ev] for ev in decode_records(noting_channels(reader, seen),
+                                                                            dialect=dialect, ch=ch))
         else:
             batches = decode_batches(reader, dialect=dialect)
-        notes_left = i < len(pending)
-        for events in batches:
-            for ev in events:
-                if notes_left and ev.seq and ev.seq[0] > pending[i].seq:
-                    while i < len(pending) and ev.seq[0] > pending[i].seq:
-                        buf.append(dumps(_note_json(pending[i])))
-                        i += 1
-                    notes_left = i < len(pending)
-                buf.append(line_of(ev))
-            if len(buf) >= 512:
-                n += len(buf)
-                buf.append(b"")
-                out.write(b"\n".join(buf))
-                buf = []
-        n += len(buf) - (i - first_note)
-        for note in pending[i:]:
-            buf.append(dumps(_note_json(note)))
-        if buf:
-            buf.append(b"")
-            out.write(b"\n".join(buf))
+        n = write_event_lines(batches, pending, out)
         for line in reader.report():
             click.echo(f"wirecap: {line}", err=True)
     if ch:

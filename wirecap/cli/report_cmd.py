@@ -66,7 +66,8 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     if fmt == "html" and output is None and captures[0] == "-":
         raise WirecapError("--format html from standard input needs -o FILE")
     with readable_twice(list(captures)) as paths:  # the report reads each capture more than once
-        rep = build_report(paths, redactor=redactor, dialect=dialect)
+        # (the raw records findings and notes point at are shown by markdown and json only)
+        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"))
         _name_inputs_as_given(rep, paths, list(captures))
         _render(rep, captures, fmt, output, width, redactor)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 import orjson
 
+from wirecap.analysis.tables import at_or_above, findings_text
+from wirecap.analysis.validate import has_errors, validate_capture
 from wirecap.cli.common import check_dialect
 from wirecap.errors import WirecapError
 
@@ -36,34 +38,22 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     finding. Exit status: 1 when an error-severity finding exists (a format error, or with
     --strict-schema, drift), 0 otherwise, 2 when CAP cannot be read.
     """
-    from wirecap.analysis.stats import UnknownChannel
-    from wirecap.analysis.validate import has_errors, validate_capture
     check_dialect(dialect)
-    options = {"heartbeat_interval": heartbeat_interval, "heartbeat_timeout": heartbeat_timeout,
-               "ack_latency": ack_latency, "tool_call_timeout": tool_call_timeout, "gap": gap}
-    for name, value in options.items():
-        if value is not None and value != value:  # NaN: every comparison is false, so no rule would fire
-            raise WirecapError(f"--{name.replace('_', '-')} nan: expected a number of seconds")
-    try:
-        found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema,
-                                 options={k: v for k, v in options.items() if v is not None})
-    except UnknownChannel as e:
-        raise WirecapError(f"{capture}: no channel {e.ch!r} (channels: {', '.join(e.have) or 'none'})") from None
-    rank = {"info": 0, "warning": 1, "error": 2}
-    shown = [f for f in found if rank.get(f.severity, 0) >= rank[min_severity]]
+    options = _options(heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout,
+                       ack_latency=ack_latency, tool_call_timeout=tool_call_timeout, gap=gap)
+    found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema, options=options)
     if as_json:
+        shown = at_or_above(found, min_severity)
         click.echo(orjson.dumps([f.to_json() for f in shown], option=orjson.OPT_INDENT_2).decode())
-    elif shown:
-        from tabulate import tabulate
-
-        rows = [(f.severity, f.rule, "" if f.seq is None else f.seq, f.ch or "", f.message) for f in shown]
-        click.echo(tabulate(rows, headers=["severity", "rule", "seq", "ch", "message"], tablefmt="simple"))
-    elif found:
-        click.echo(f"{capture}: no findings of severity {min_severity} or above "
-                   f"({len(found)} below it hidden by --min-severity)")
     else:
-        click.echo(f"{capture}: no findings")
-    if not as_json and shown:
-        counts = {s: sum(1 for f in found if f.severity == s) for s in ("error", "warning", "info")}
-        click.echo(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info")
+        click.echo(findings_text(capture, found, min_severity))
     raise SystemExit(1 if has_errors(found) else 0)
+
+
+def _options(**given: float | None) -> dict[str, float]:
+    """The rule options given on the command line (NaN refused: every comparison with it is false, so
+    no rule would fire)."""
+    for name, value in given.items():
+        if value is not None and value != value:
+            raise WirecapError(f"--{name.replace('_', '-')} nan: expected a number of seconds")
+    return {k: v for k, v in given.items() if v is not None}

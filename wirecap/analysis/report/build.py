@@ -1,43 +1,50 @@
-"""The thin I/O shell of reports: read a capture (and its notes) and call the optional analysis parts
-(decoders, validation, stats, diff) when this build has them. Each part that is missing or fails is
-said so in the report; nothing is made up in its place.
+"""Building a report: one decode-once pass over each capture, and the thin I/O shell around it.
+
+`build_capture_report` opens the capture and runs ONE pass over its records (`ReportPass`): every
+record feeds the record summary, and is decoded once (`wirecap.analysis.pipeline.decode_pass`) for
+the session statistics, the findings (the format's and the dialects' rules, as `wirecap validate`
+finds them) and the conversation. The capture is read again only for what the pass cannot know in
+advance: the raw records that findings and notes point at (a read that stops once it has them), and
+for HTML the records themselves, streamed into the page.
+
+A part that fails on a capture (a decoder bug) is said so in its section; the parts that come from
+the records alone are still shown, and nothing is made up in place of what failed.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 from wirecap.analysis import notes as notes_mod
+from wirecap.analysis.diff import diff_captures
+from wirecap.analysis.pipeline import Isolated, decode_pass, drain
+from wirecap.analysis.render_diff import render_unified
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
     CaptureReport,
+    ConvEntry,
     RecordSummarizer,
     Report,
     bounded_record,
     conversation_from_events,
     redact_shown,
 )
+from wirecap.analysis.stats import SessionsSink
+from wirecap.analysis.validate import Finding, FormatCheck, RulesSink, sort_findings
 from wirecap.capture.reader import CaptureReader
 from wirecap.capture.redact import POLICY_NAME, Redactor
+from wirecap.dialects import Decoding
 from wirecap.errors import WirecapError
+from wirecap.events import Event
 
 NO_DECODER = "no decoder for this channel"
-
-
-def _optional(module: str, name: str) -> Any:
-    """An analysis function if this build has it, else None."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ImportError:
-        return None
-    return getattr(mod, name, None)
+MAX_DIFF_TEXT = 200_000  # characters of the unified diff a two-capture report shows
 
 
 def already_redacted(header: dict[str, Any], redactor: Redactor) -> bool:
@@ -50,6 +57,192 @@ def already_redacted(header: dict[str, Any], redactor: Redactor) -> bool:
         set(redactor.extra_patterns) <= set(red.get("extra_patterns") or ())
 
 
+# --- the pass (pure: records in, report parts out) -------------------------------------------------
+
+
+def _failure(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+class ReportPass:
+    """The decoding parts of one capture's report, fed by one `decode_pass`: session statistics
+    (`SessionsSink`), findings (`FormatCheck` and `RulesSink`, as `validate_capture`), and the
+    conversation (the fold over the pass's events). Each part fails alone (`Isolated`); a failure of
+    the decoding itself fails them all. Pure: `run(records)` is given the records."""
+
+    def __init__(self, path: str, header_line: bytes, *, dialect: str | None = None) -> None:
+        self.decoding = Decoding(dialect=dialect)
+        self.stats = Isolated(SessionsSink(self.decoding))
+        self.fmt = Isolated(FormatCheck(path, header_line))
+        self.rules = Isolated(RulesSink(self.decoding))
+        self.conversation: tuple[dict[str, list[ConvEntry]], dict[str, int], int] | None = None
+        self.conversation_error: Exception | None = None
+        self.pass_error: Exception | None = None  # the decoding failed: every part stopped there
+
+    def run(self, records: Iterable[dict[str, Any]]) -> None:
+        """One pass over `records`; afterwards the parts' results (or failures) are here."""
+        completed = False
+
+        def batches_of_the_pass() -> Iterator[list[Event]]:
+            nonlocal completed
+            yield from decode_pass(records, self.decoding, [self.stats, self.fmt, self.rules])
+            completed = True
+
+        batches = batches_of_the_pass()
+        try:
+            self.conversation = conversation_from_events(chain.from_iterable(batches))
+        except Exception as e:  # noqa: BLE001 - a decoder bug must not cost the whole report
+            self.conversation_error = e
+        try:
+            drain(batches)  # (when the fold failed, the pass goes on for the other parts)
+        except Exception as e:  # noqa: BLE001 - as above
+            self.pass_error = e
+        if not completed and self.pass_error is None:  # the decoding failed under the fold
+            self.pass_error = self.conversation_error
+
+    def sessions(self) -> tuple[list[dict[str, Any]] | None, str]:
+        """(the sessions, or None and why not)."""
+        error = self.pass_error or self.stats.error
+        if error is None:
+            try:
+                return self.stats.sink.results(), ""
+            except Exception as e:  # noqa: BLE001 - as above
+                error = e
+        return None, f"statistics failed: {_failure(error)}"
+
+    def findings(self, reader_problems: list[str], unlisted: int, interrupted: str | None,
+                 last_seq: int | None) -> tuple[list[Finding] | None, str]:
+        """(every finding, as `validate_capture` lists them, or None and why not); the reader's
+        problems are known once the records have been read."""
+        error = self.pass_error or self.fmt.error or self.rules.error
+        if error is None:
+            try:
+                found = self.rules.sink.findings()
+                found += self.fmt.sink.with_reader(reader_problems, unlisted, interrupted, last_seq)
+                return sort_findings(found), ""
+            except Exception as e:  # noqa: BLE001 - as above
+                error = e
+        return None, f"validation failed: {_failure(error)}"
+
+
+class _Summarized:
+    """The records, each fed to the record summary on its way to the decoding. The summary comes from
+    the records alone, so its failure (a bug) is not a decoding failure: it is kept in `error` and
+    raised again once the pass is over, instead of being reported as a failed part."""
+
+    def __init__(self, records: Iterable[dict[str, Any]], feed: Callable[[dict[str, Any]], None]) -> None:
+        self.records = iter(records)
+        self.feed = feed
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        feed = self.feed
+        for rec in self.records:
+            try:
+                feed(rec)
+            except Exception as e:
+                self.error = e
+                raise
+            yield rec
+
+
+def summarize_and_analyze(report: CaptureReport, records: Iterable[dict[str, Any]], *, dialect: str | None,
+                          analysis: ReportPass | None) -> None:
+    """The one pass over a capture's records: the record summary into `report`, and with `analysis`
+    the decoding parts (its results stay there until `apply_analysis`)."""
+    summarizer = RecordSummarizer(report, dialect=dialect)
+    fed = _Summarized(records, summarizer.feed)
+    if analysis is not None:
+        analysis.run(fed)
+    if fed.error is not None:
+        raise fed.error
+    drain(iter(fed))  # the rest of the records, if the decoding stopped early (or there is none)
+    summarizer.finish()
+
+
+# --- what the pass found, into the report (pure) ---------------------------------------------------
+
+
+def list_findings(report: CaptureReport, found: list[Finding], redactor: Redactor) -> None:
+    """The first MAX_FINDINGS findings (texts redacted), and how many of each severity are past them."""
+    report.findings = [
+        {"severity": f.severity, "rule": f.rule, "message": redactor.text(str(f.message)), "seq": f.seq, "ch": f.ch}
+        for f in found[:MAX_FINDINGS]
+    ]
+    if len(found) > MAX_FINDINGS:
+        report.findings_omitted = Counter(f.severity for f in found[MAX_FINDINGS:])
+        report.warnings.append(f"only the first {MAX_FINDINGS} of {len(found)} findings are listed "
+                               f"(`wirecap validate {report.path}` lists them all)")
+
+
+def _redact_entries(conv: dict[str, list[ConvEntry]], redactor: Redactor) -> None:
+    for entries in conv.values():
+        for e in entries:
+            e.text = redactor.text(e.text) if e.text else e.text
+            if e.input is not None:
+                e.input = redactor.value(e.input)
+
+
+def _no_conversation(report: CaptureReport, unparsed: dict[str, int]) -> None:
+    """Say why each channel with messages (or a wire / pipe channel) has no conversation entries."""
+    covered = set(report.conversation)
+    # A process's pipes are decoded as one unit: the conversation may sit on `proc` or on `stdout`.
+    parents_covered = {c.parent for c in report.channels if c.parent and c.ch in covered}
+    for c in report.channels:
+        if c.ch in covered or (c.parent and c.parent in covered) or c.ch in parents_covered:
+            continue
+        if not (c.messages or c.kind in ("ws", "http", "pipe")):
+            continue
+        why = NO_DECODER
+        if c.dialect_reason:
+            why += f" ({c.dialect_reason})"
+        if unparsed.get(c.ch):
+            why += f"; {unparsed[c.ch]} message(s) not understood"
+        report.conversation_notes[c.ch] = why
+
+
+def set_conversation(report: CaptureReport, conversation: tuple[dict[str, list[ConvEntry]], dict[str, int], int],
+                     redactor: Redactor) -> None:
+    conv, unparsed, dropped = conversation
+    if not report.pre_redacted:  # events come from the records as written
+        _redact_entries(conv, redactor)
+    report.conversation = conv
+    report.conversation_truncated = dropped
+    _no_conversation(report, unparsed)
+
+
+def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[list[Finding] | None, str],
+                   redactor: Redactor) -> None:
+    """Sessions, findings and the conversation of the pass into `report` (redacted as shown)."""
+    sessions, report.sessions_note = analysis.sessions()
+    if sessions is not None:
+        report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
+    findings, report.findings_note = found
+    if findings is not None:
+        list_findings(report, findings, redactor)
+    if analysis.conversation is None:
+        error = analysis.conversation_error or analysis.pass_error
+        report.warnings.append(f"decoding failed: {_failure(error) if error else 'no events'}")
+        for c in report.channels:
+            report.conversation_notes[c.ch] = f"{NO_DECODER} (decoding failed)"
+    else:
+        set_conversation(report, analysis.conversation, redactor)
+
+
+def relevant_seqs(report: CaptureReport) -> list[int]:
+    """Seqs that findings and notes point at (ranges give their first and last), capped."""
+    seqs: list[int] = [f["seq"] for f in report.findings or [] if isinstance(f.get("seq"), int)]
+    for n in report.notes:
+        if n.seq is not None:
+            seqs.append(n.seq)
+            if n.seq_end is not None:
+                seqs.append(n.seq_end)
+    return list(dict.fromkeys(seqs))[:MAX_RELEVANT]
+
+
+# --- the shell ---------------------------------------------------------------------------------------
+
+
 def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
     with CaptureReader(path) as reader:
         if already_redacted(reader.header, redactor):
@@ -59,61 +252,27 @@ def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
             yield redact_shown(redactor, rec)
 
 
-def _relevant_seqs(report: CaptureReport) -> list[int]:
-    """Seqs that findings and notes point at (ranges give their first and last), capped."""
-    seqs: list[int] = []
-    for f in report.findings or []:
-        if isinstance(f.get("seq"), int):
-            seqs.append(f["seq"])
-    for n in report.notes:
-        if n.seq is not None:
-            seqs.append(n.seq)
-            if n.seq_end is not None:
-                seqs.append(n.seq_end)
-    out: list[int] = []
-    for s in seqs:
-        if s not in out:
-            out.append(s)
-    return out[:MAX_RELEVANT]
+def _add_notes(report: CaptureReport, path: str, last_seq: int, redactor: Redactor) -> None:
+    """The capture's notes (redacted: people paste things into notes too), and whether they still fit."""
+    probs: list[str] = []
+    report.notes = notes_mod.load_notes(path, problems=probs) if path != "-" else []
+    if redactor.enabled:
+        report.notes = [replace(n, text=redactor.text(n.text), author=redactor.text(n.author)) for n in report.notes]
+    report.note_warnings = probs + notes_mod.check_notes(
+        report.notes, last_seq, [c.ch for c in report.channels], notes_mod.notes_path(path) if path != "-" else "notes")
 
 
-def _conversation(path: str, report: CaptureReport, redactor: Redactor, dialect: str | None) -> None:
-    decode = _optional("wirecap.dialects", "decode_capture")
-    # (each channel's dialect and reason come from the record summary: wirecap.dialects.Detection)
-    if decode is None:
-        for c in report.channels:
-            report.conversation_notes[c.ch] = f"{NO_DECODER} (dialect decoders are not available in this build)"
+def _add_relevant(report: CaptureReport, path: str, redactor: Redactor) -> None:
+    """The raw records that findings and notes point at (for markdown's <details>, json): a second
+    read of the capture that stops once it has them all."""
+    wanted = set(relevant_seqs(report))
+    if not wanted or path == "-":
         return
-    try:
-        events = decode(path, dialect=dialect)
-        conv, unparsed, dropped = conversation_from_events(events)
-    except Exception as e:  # noqa: BLE001
-        report.warnings.append(f"decoding failed: {type(e).__name__}: {e}")
-        for c in report.channels:
-            report.conversation_notes[c.ch] = f"{NO_DECODER} (decoding failed)"
-        return
-    for entries in conv.values() if not report.pre_redacted else ():  # events come from redacted records
-        for e in entries:
-            e.text = redactor.text(e.text) if e.text else e.text
-            if e.input is not None:
-                e.input = redactor.value(e.input)
-    report.conversation = conv
-    report.conversation_truncated = dropped
-    covered = set(conv)
-    # A process's pipes are decoded as one unit: the conversation may sit on `proc` or on `stdout`.
-    parents_covered = {other.parent for other in report.channels if other.parent and other.ch in covered}
-    for c in report.channels:
-        if c.ch in covered or (c.parent and c.parent in covered):
-            continue
-        if c.ch in parents_covered:  # (a set, not a scan of every channel per channel: 10^4 channels)
-            continue
-        why = NO_DECODER
-        if c.dialect_reason:
-            why += f" ({c.dialect_reason})"
-        if unparsed.get(c.ch):
-            why += f"; {unparsed[c.ch]} message(s) not understood"
-        if c.messages or c.kind in ("ws", "http", "pipe"):
-            report.conversation_notes[c.ch] = why
+    for rec in _stream(path, redactor):
+        if rec.get("seq") in wanted:
+            report.relevant[rec["seq"]] = bounded_record(rec)
+            if len(report.relevant) == len(wanted):
+                break
 
 
 def build_capture_report(
@@ -122,88 +281,55 @@ def build_capture_report(
     redactor: Redactor | None = None,
     dialect: str | None = None,
     with_analysis: bool = True,
+    relevant: bool = True,
 ) -> CaptureReport:
-    """Everything a report says about one capture (streams the capture; holds only summaries)."""
+    """Everything a report says about one capture (streams the capture; holds only summaries).
+    `relevant=False` skips the read of the raw records findings and notes point at (`relevant`:
+    what markdown and json show; term and html do not)."""
     if path != "-" and not os.path.exists(path):
         raise WirecapError(f"{path}: no such file")
     redactor = redactor if redactor is not None else Redactor()
-    stats_records = _optional("wirecap.analysis.stats", "stats_records") if with_analysis else None
-    sessions: list[dict[str, Any]] | None = None
+    found: tuple[list[Finding] | None, str] = (None, "")
     with CaptureReader(path) as reader:
         report = CaptureReport(path=path, header=reader.header)
-        summarizer = RecordSummarizer(report, dialect=dialect)
-
-        records = iter(reader)
-
-        def summarized() -> Iterator[dict[str, Any]]:
-            feed = summarizer.feed
-            for rec in records:
-                feed(rec)
-                yield rec
-
-        # One read serves both the record summary and the dialect statistics.
-        if stats_records is not None:
-            try:
-                sessions = list(stats_records(summarized(), dialect=dialect))
-            except Exception as e:  # noqa: BLE001 - a decoder bug must not cost the whole report
-                report.sessions_note = f"statistics failed: {type(e).__name__}: {e}"
-        for _rec in summarized():  # the rest, if statistics stopped early (or are not there)
-            pass
-        summarizer.finish()
+        analysis = ReportPass(path, reader.header_line, dialect=dialect) if with_analysis else None
+        summarize_and_analyze(report, reader, dialect=dialect, analysis=analysis)
         report.reader_problems = list(reader.problems)
         report.interrupted = reader.interrupted
         last_seq = reader.last_seq
+        if analysis is not None:
+            found = analysis.findings(reader.problems, reader.unlisted, reader.interrupted, reader.last_seq)
     report.pre_redacted = already_redacted(report.header, redactor)
     if redactor.enabled:
         report.header = redactor.value(report.header)
         for c in report.channels:
             c.label = redactor.text(c.label)
-
-    # Notes (and whether they still fit the capture).
-    probs: list[str] = []
-    report.notes = notes_mod.load_notes(path, problems=probs) if path != "-" else []
-    if redactor.enabled:  # people paste things into notes too
-        report.notes = [replace(n, text=redactor.text(n.text), author=redactor.text(n.author)) for n in report.notes]
-    report.note_warnings = probs + notes_mod.check_notes(
-        report.notes, last_seq, [c.ch for c in report.channels], notes_mod.notes_path(path) if path != "-" else "notes")
-
-    if with_analysis:
-        if sessions is not None:
-            report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
-        elif not report.sessions_note:
-            report.sessions_note = "dialect statistics are not available in this build (record counts only)"
-        validate = _optional("wirecap.analysis.validate", "validate_capture")
-        if validate is None:
-            report.findings_note = "validation is not available in this build"
-        else:
-            try:
-                found = validate(path, dialect=dialect)
-                report.findings = [
-                    {"severity": f.severity, "rule": f.rule, "message": redactor.text(str(f.message)),
-                     "seq": f.seq, "ch": f.ch} for f in found[:MAX_FINDINGS]
-                ]
-                if len(found) > MAX_FINDINGS:
-                    report.findings_omitted = Counter(f.severity for f in found[MAX_FINDINGS:])
-                    report.warnings.append(f"only the first {MAX_FINDINGS} of {len(found)} findings are listed "
-                                           f"(`wirecap validate {path}` lists them all)")
-            except Exception as e:  # noqa: BLE001
-                report.findings_note = f"validation failed: {type(e).__name__}: {e}"
-        _conversation(path, report, redactor, dialect)
+    _add_notes(report, path, last_seq, redactor)
+    if analysis is not None:
+        apply_analysis(report, analysis, found, redactor)
     else:
         for c in report.channels:
             report.conversation_notes[c.ch] = NO_DECODER
-
-    # The raw messages that findings and notes point at (for markdown's <details>, json).
-    wanted = set(_relevant_seqs(report))
-    if wanted and path != "-":
-        for rec in _stream(path, redactor):
-            if rec.get("seq") in wanted:
-                report.relevant[rec["seq"]] = bounded_record(rec)
-                if len(report.relevant) == len(wanted):
-                    break
+    if relevant:
+        _add_relevant(report, path, redactor)
     if path != "-":
         report.iter_records = lambda: _stream(path, redactor)
     return report
+
+
+def diff_part(a: str, b: str, redactor: Redactor) -> dict[str, Any]:
+    """The diff of two captures as a report shows it: equal or not, the summary rows, the unified view
+    (what `wirecap diff A B` prints, cut at MAX_DIFF_TEXT characters) and the full result as JSON."""
+    res = diff_captures(a, b)
+    text = render_unified(res, color=False)
+    if len(text) > MAX_DIFF_TEXT:
+        text = text[:MAX_DIFF_TEXT] + f"\n… ({len(text) - MAX_DIFF_TEXT} more characters)\n"
+    return {
+        "equal": bool(res.equal),
+        "rows": redactor.value(list(res.summary_rows())),
+        "text": redactor.text(text),
+        "json": redactor.value(res.to_json()),
+    }
 
 
 def build_report(
@@ -212,30 +338,19 @@ def build_report(
     redactor: Redactor | None = None,
     dialect: str | None = None,
     with_analysis: bool = True,
+    relevant: bool = True,
 ) -> Report:
-    """A report on one capture, or on two with the diff between them."""
+    """A report on one capture, or on two with the diff between them (`relevant`: as in
+    `build_capture_report`)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
-    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis) for p in paths]
+    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis, relevant=relevant)
+            for p in paths]
     report = Report(captures=caps)
     if len(paths) == 2:
-        diff = _optional("wirecap.analysis.diff", "diff_captures")
-        render = _optional("wirecap.analysis.diff", "render_unified")
-        if diff is None:
-            report.diff_note = "diff is not available in this build"
-        else:
-            try:
-                res = diff(paths[0], paths[1])
-                text = render(res, color=False) if render is not None else ""
-                if len(text) > 200_000:
-                    text = text[:200_000] + f"\n… ({len(text) - 200_000} more characters)\n"
-                report.diff = {
-                    "equal": bool(res.equal),
-                    "rows": redactor.value(list(res.summary_rows())),
-                    "text": redactor.text(text),
-                    "json": redactor.value(res.to_json()),
-                }
-            except Exception as e:  # noqa: BLE001
-                report.diff_note = f"diff failed: {type(e).__name__}: {e}"
+        try:
+            report.diff = diff_part(paths[0], paths[1], redactor)
+        except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
+            report.diff_note = f"diff failed: {_failure(e)}"
     return report

@@ -20,7 +20,14 @@ from typing import IO, Any
 import orjson
 
 from wirecap.analysis.report import common
-from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report, preview, timeline_bins
+from wirecap.analysis.report.model import (
+    CaptureReport,
+    ChannelActivity,
+    ConvEntry,
+    Report,
+    preview,
+    timeline_bins,
+)
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
 
@@ -43,7 +50,8 @@ def script_safe(data: bytes) -> bytes:
     return data.replace(b"<", b"\\u003c").replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
 
 
-def seq_anchor(cap_index: int, seq: int) -> str:
+def seq_anchor(cap_index: int, seq: int | None) -> str:
+    """The id of the row of record `seq` (the reader guarantees one; a hand-made model may lack it)."""
     return f"seq-{seq}" if cap_index == 0 else f"c{cap_index}-seq-{seq}"
 
 
@@ -62,53 +70,57 @@ def _seq_link(ci: int, seq: int | None, label: str | None = None) -> str:
     return f'<a href="#{seq_anchor(ci, seq)}">{_e(label or f"#{seq}")}</a>'
 
 
-def _timeline(cap: CaptureReport) -> str:
-    chans = [c for c in cap.channels if len(c.times) or c.opened is not None]
-    if not chans:
-        return '<p class="muted">no channels</p>'
-    dur = cap.duration or 0.0
-    lane_h, label_w, plot_w = 24, 150, 830
-    h = lane_h * len(chans) + 26
-    scale = plot_w / dur if dur > 0 else 0.0
+_LANE_H, _LABEL_W, _PLOT_W = 24, 150, 830
+_LEGEND = ('<p class="legend"><span class="sw msg"></span> messages (bar height = density) '
+           '<span class="sw ttft"></span> first reply (time to first token) '
+           '<span class="sw gap"></span> silence ≥ 2 s <span class="sw life"></span> channel open</p>')
 
-    def x(t: float) -> float:
-        return label_w + (t * scale if scale else 0.0)
 
-    parts = [f'<svg class="timeline" viewBox="0 0 {label_w + plot_w + 10} {h}" role="img" '
-             f'aria-label="messages over time, one lane per channel">']
-    for i in range(5):
-        t = dur * i / 4
-        parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="0" y2="{h - 18}" class="tick"/>'
-                     f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="{("start", "middle", "middle", "middle", "end")[i]}">{_e(common.fmt_secs(t) or "0 ms")}</text>')
-    for li, c in enumerate(chans):
-        y = li * lane_h
-        parts.append(f'<text x="4" y="{y + 16}" class="lane">{_e(c.ch)}</text>'
-                     f'<rect x="{label_w}" y="{y + 3}" width="{plot_w}" height="{lane_h - 6}" class="lanebg"/>')
-        if c.opened is not None or c.first is not None:
-            a = c.opened if c.opened is not None else (c.first or 0.0)
-            b = c.closed if c.closed is not None else (c.last if c.last is not None else dur)
-            parts.append(f'<rect x="{x(a):.1f}" y="{y + 10}" width="{max(1.0, x(b) - x(a)):.1f}" height="4" class="life">'
-                         f'<title>{_e(c.ch)}: open {a:.3f}s → {b:.3f}s</title></rect>')
-        bins = timeline_bins(c.times, dur, TIMELINE_BINS)
-        top = max(bins) or 1
-        bw = plot_w / TIMELINE_BINS
-        for bi, n in enumerate(bins):
-            if n:
-                bh = 4 + (lane_h - 10) * n / top
-                parts.append(f'<rect x="{label_w + bi * bw:.1f}" y="{y + lane_h - 3 - bh:.1f}" width="{max(bw, 1.5):.1f}" '
-                             f'height="{bh:.1f}" class="msg"><title>{n} message(s) near {dur * bi / TIMELINE_BINS:.2f}s</title></rect>')
-        for a, b in c.gaps:
-            parts.append(f'<rect x="{x(a):.1f}" y="{y + 2}" width="{max(1.0, x(b) - x(a)):.1f}" height="{lane_h - 4}" '
-                         f'class="gap"><title>{_e(c.ch)}: silent {common.fmt_secs(b - a)} ({a:.2f}s → {b:.2f}s)</title></rect>')
-        if c.first_reply_at is not None:
-            fx = x(c.first_reply_at)
-            parts.append(f'<path d="M{fx:.1f},{y + 1} l-4,-0 l4,7 l4,-7 z" class="ttft"><title>{_e(c.ch)}: first reply after '
-                         f'{_e(common.fmt_secs(c.first_reply))}</title></path><line x1="{fx:.1f}" x2="{fx:.1f}" y1="{y + 3}" '
-                         f'y2="{y + lane_h - 3}" class="ttftline"/>')
-    parts.append("</svg>")
-    legend = ('<p class="legend"><span class="sw msg"></span> messages (bar height = density) '
-              '<span class="sw ttft"></span> first reply (time to first token) '
-              '<span class="sw gap"></span> silence ≥ 2 s <span class="sw life"></span> channel open</p>')
+def _axis(dur: float, h: int, x: Callable[[float], float]) -> str:
+    anchors = ("start", "middle", "middle", "middle", "end")
+    return "".join(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="0" y2="{h - 18}" class="tick"/>'
+                   f'<text x="{x(t):.1f}" y="{h - 4}" class="axis" text-anchor="{anchors[i]}">{_e(common.fmt_secs(t) or "0 ms")}</text>'
+                   for i, t in ((i, dur * i / 4) for i in range(5)))
+
+
+def _density(c: ChannelActivity, y: int, dur: float) -> str:
+    """The lane's message bars: one per non-empty slice of the capture, height by count."""
+    bins = timeline_bins(c.times, dur, TIMELINE_BINS)
+    top = max(bins) or 1
+    bw = _PLOT_W / TIMELINE_BINS
+    parts = []
+    for bi, n in enumerate(bins):
+        if n:
+            bh = 4 + (_LANE_H - 10) * n / top
+            parts.append(f'<rect x="{_LABEL_W + bi * bw:.1f}" y="{y + _LANE_H - 3 - bh:.1f}" width="{max(bw, 1.5):.1f}" '
+                         f'height="{bh:.1f}" class="msg"><title>{n} message(s) near {dur * bi / TIMELINE_BINS:.2f}s</title></rect>')
+    return "".join(parts)
+
+
+def _lane(c: ChannelActivity, li: int, dur: float, x: Callable[[float], float]) -> str:
+    """One channel's lane: its label, its open life, message density, silences and first reply."""
+    y = li * _LANE_H
+    parts = [f'<text x="4" y="{y + 16}" class="lane">{_e(c.ch)}</text>'
+             f'<rect x="{_LABEL_W}" y="{y + 3}" width="{_PLOT_W}" height="{_LANE_H - 6}" class="lanebg"/>']
+    if c.opened is not None or c.first is not None:
+        a = c.opened if c.opened is not None else (c.first or 0.0)
+        b = c.closed if c.closed is not None else (c.last if c.last is not None else dur)
+        parts.append(f'<rect x="{x(a):.1f}" y="{y + 10}" width="{max(1.0, x(b) - x(a)):.1f}" height="4" class="life">'
+                     f'<title>{_e(c.ch)}: open {a:.3f}s → {b:.3f}s</title></rect>')
+    parts.append(_density(c, y, dur))
+    for a, b in c.gaps:
+        parts.append(f'<rect x="{x(a):.1f}" y="{y + 2}" width="{max(1.0, x(b) - x(a)):.1f}" height="{_LANE_H - 4}" '
+                     f'class="gap"><title>{_e(c.ch)}: silent {common.fmt_secs(b - a)} ({a:.2f}s → {b:.2f}s)</title></rect>')
+    if c.first_reply_at is not None:
+        fx = x(c.first_reply_at)
+        parts.append(f'<path d="M{fx:.1f},{y + 1} l-4,-0 l4,7 l4,-7 z" class="ttft"><title>{_e(c.ch)}: first reply after '
+                     f'{_e(common.fmt_secs(c.first_reply))}</title></path><line x1="{fx:.1f}" x2="{fx:.1f}" y1="{y + 3}" '
+                     f'y2="{y + _LANE_H - 3}" class="ttftline"/>')
+    return "".join(parts)
+
+
+def _marks(chans: list[ChannelActivity]) -> str:
+    """The timeline's marks as text (first replies, silences), for readers of the page without the SVG."""
     marks = []
     for c in chans:
         bits = []
@@ -117,7 +129,24 @@ def _timeline(cap: CaptureReport) -> str:
         bits += [f"silent {_e(common.fmt_secs(b - a))} from {a:.2f}s" for a, b in c.gaps]
         if bits:
             marks.append(f"<li><code>{_e(c.ch)}</code>: {'; '.join(bits)}</li>")
-    return "".join(parts) + legend + (f"<ul class=\"marks\">{''.join(marks)}</ul>" if marks else "")
+    return f"<ul class=\"marks\">{''.join(marks)}</ul>" if marks else ""
+
+
+def _timeline(cap: CaptureReport) -> str:
+    chans = [c for c in cap.channels if len(c.times) or c.opened is not None]
+    if not chans:
+        return '<p class="muted">no channels</p>'
+    dur = cap.duration or 0.0
+    h = _LANE_H * len(chans) + 26
+    scale = _PLOT_W / dur if dur > 0 else 0.0
+
+    def x(t: float) -> float:
+        return _LABEL_W + (t * scale if scale else 0.0)
+
+    svg = (f'<svg class="timeline" viewBox="0 0 {_LABEL_W + _PLOT_W + 10} {h}" role="img" '
+           f'aria-label="messages over time, one lane per channel">' + _axis(dur, h, x)
+           + "".join(_lane(c, li, dur, x) for li, c in enumerate(chans)) + "</svg>")
+    return svg + _LEGEND + _marks(chans)
 
 
 def _note_html(n: Any, ci: int) -> str:
@@ -297,63 +326,73 @@ def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[st
     index.write("]")
 
 
-def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE) -> None:
-    """Write the whole report to `out` (a text stream)."""
-    redactor = redactor if redactor is not None else Redactor()
-    two = len(report.captures) == 2
+def _head(report: Report) -> str:
+    """The page up to `<main>`: head (CSS, a CSP that forbids the network), header and navigation."""
     title = " vs ".join(c.name for c in report.captures)
-    out.write(f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-              f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-              f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
-              f'script-src \'unsafe-inline\'; img-src data:">'
-              f"<title>wirecap report: {_e(title)}</title><style>{CSS}</style></head><body>")
     nav = "".join(f'<a href="#c{i}-{s}">{s}</a>' for i in range(len(report.captures))
                   for s in ("summary", "timeline", "findings", "notes", "conversation", "messages"))
-    out.write(f'<header><h1>wirecap report</h1><nav>{nav}{"<a href=\"#diff\">diff</a>" if two else ""}</nav></header><main>')
-    meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
-    for ci, cap in enumerate(report.captures):
-        findings_by_seq: dict[int, list[dict[str, Any]]] = {}
-        for f in cap.findings or []:
-            if isinstance(f.get("seq"), int):
-                findings_by_seq.setdefault(f["seq"], []).append(f)
-        static = _capture_static(cap, ci, two)
-        out.write(static if cap.pre_redacted else common.redact_text(redactor, static, common.rule_names(report)))
-        out.write(_messages_head(cap, ci))
-        shown = 0
-        if cap.iter_records is not None:
-            for rec in cap.iter_records():
-                out.write(_row(ci, rec, _flags_for(rec.get("seq", 0), rec.get("ch"), cap, findings_by_seq)))
-                shown += 1
-                if shown >= page_size:
-                    break
-        out.write("</tbody></table></div>")
-        out.write(f'<p class="nojs muted">Without JavaScript only the first {shown} of {cap.records} records are listed.</p>'
-                  "</section></section>")
-        meta["captures"].append({
-            "prefix": "" if ci == 0 else f"c{ci}-",
-            "records": cap.records,
-            # Texts here were redacted when the model was built (rule names are ours, left alone).
-            "findings": {str(s): [[f["severity"], f["rule"], f["message"]] for f in fs] for s, fs in findings_by_seq.items()},
-            "notes": [[n.id, n.seq, n.seq_end if n.seq_end is not None else n.seq, n.ch, n.tag, n.text]
-                      for n in cap.notes if n.seq is not None],
-        })
-    if two:
-        out.write('<section id="diff"><h2>Diff</h2>')
-        if report.diff is None:
-            out.write(f'<p class="muted">{_e(report.diff_note)}</p>')
-        else:
-            out.write("<p><strong>" + ("The captures are equal." if report.diff["equal"] else "The captures differ.") + "</strong></p>")
-            table = common.diff_table(report.diff)
-            if table is not None:
-                headers, rows = table
-                out.write(_table(headers, [[_e(v) for v in r] for r in rows]))
-            if report.diff.get("text"):
-                out.write(f'<pre class="diff">{_e(report.diff["text"])}</pre>')
-        out.write("</section>")
-    out.write("</main><footer class=\"muted\">made by <code>wirecap report</code>; secrets are redacted.</footer>\n")
-    out.write('<script type="application/json" id="wc-meta">')
-    out.write(script_safe(orjson.dumps(meta)).decode())
-    out.write("</script>\n")
+    diff_link = '<a href="#diff">diff</a>' if len(report.captures) == 2 else ""
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
+            f'script-src \'unsafe-inline\'; img-src data:">'
+            f"<title>wirecap report: {_e(title)}</title><style>{CSS}</style></head><body>"
+            f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
+
+
+def _findings_by_seq(cap: CaptureReport) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = {}
+    for f in cap.findings or []:
+        if isinstance(f.get("seq"), int):
+            out.setdefault(f["seq"], []).append(f)
+    return out
+
+
+def _first_rows(out: IO[str], cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[dict[str, Any]]],
+                page_size: int) -> int:
+    """The first page of records as static rows (what a reader without JavaScript sees); returns how many."""
+    shown = 0
+    if cap.iter_records is not None:
+        for rec in cap.iter_records():
+            out.write(_row(ci, rec, _flags_for(rec.get("seq", 0), rec.get("ch"), cap, findings_by_seq)))
+            shown += 1
+            if shown >= page_size:
+                break
+    return shown
+
+
+def _capture_meta(cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the script needs of one capture to lay out its rows (badges of findings and notes)."""
+    return {
+        "prefix": "" if ci == 0 else f"c{ci}-",
+        "records": cap.records,
+        # Texts here were redacted when the model was built (rule names are ours, left alone).
+        "findings": {str(s): [[f["severity"], f["rule"], f["message"]] for f in fs] for s, fs in findings_by_seq.items()},
+        "notes": [[n.id, n.seq, n.seq_end if n.seq_end is not None else n.seq, n.ch, n.tag, n.text]
+                  for n in cap.notes if n.seq is not None],
+    }
+
+
+def _diff_section(report: Report) -> str:
+    parts = ['<section id="diff"><h2>Diff</h2>']
+    if report.diff is None:
+        parts.append(f'<p class="muted">{_e(report.diff_note)}</p>')
+    else:
+        parts.append("<p><strong>" + ("The captures are equal." if report.diff["equal"] else "The captures differ.")
+                     + "</strong></p>")
+        table = common.diff_table(report.diff)
+        if table is not None:
+            headers, rows = table
+            parts.append(_table(headers, [[_e(v) for v in r] for r in rows]))
+        if report.diff.get("text"):
+            parts.append(f'<pre class="diff">{_e(report.diff["text"])}</pre>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _embed_records(out: IO[str], report: Report) -> None:
+    """Every record of every capture as data, with the script between the index and the bulk (spooled
+    to temporary files: memory stays one chunk whatever the captures' size)."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         for ci, cap in enumerate(report.captures):
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
@@ -368,6 +407,31 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
         out.write(f"<script>{JS}</script>\n")
         spool.seek(0)
         shutil.copyfileobj(spool, out, 1 << 20)
+
+
+def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE) -> None:
+    """Write the whole report to `out` (a text stream)."""
+    redactor = redactor if redactor is not None else Redactor()
+    two = len(report.captures) == 2
+    out.write(_head(report))
+    meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
+    for ci, cap in enumerate(report.captures):
+        findings_by_seq = _findings_by_seq(cap)
+        static = _capture_static(cap, ci, two)
+        out.write(static if cap.pre_redacted else common.redact_text(redactor, static, common.rule_names(report)))
+        out.write(_messages_head(cap, ci))
+        shown = _first_rows(out, cap, ci, findings_by_seq, page_size)
+        out.write("</tbody></table></div>")
+        out.write(f'<p class="nojs muted">Without JavaScript only the first {shown} of {cap.records} records are listed.</p>'
+                  "</section></section>")
+        meta["captures"].append(_capture_meta(cap, ci, findings_by_seq))
+    if two:
+        out.write(_diff_section(report))
+    out.write("</main><footer class=\"muted\">made by <code>wirecap report</code>; secrets are redacted.</footer>\n")
+    out.write('<script type="application/json" id="wc-meta">')
+    out.write(script_safe(orjson.dumps(meta)).decode())
+    out.write("</script>\n")
+    _embed_records(out, report)
     out.write("</body></html>\n")
 
 
