@@ -73,12 +73,12 @@ def write_event_lines(batches: Iterable[list[Event]], notes: list[Note], out: IO
     next_note = queue.next_seq()
     n = 0  # lines flushed (events and the notes among them)
     buf: list[bytes] = []
-    line = event_line
+    encode = event_line  # (a local: this loop runs once per event)
     for events in batches:
         for ev in events:
             if next_note is not None and ev.seq and ev.seq[0] > next_note:
                 next_note = queue.before(ev.seq[0], buf)
-            buf.append(line(ev))
+            buf.append(encode(ev))
         if len(buf) >= FLUSH_LINES:
             n += len(buf)
             buf.append(b"")
