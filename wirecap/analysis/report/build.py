@@ -22,8 +22,8 @@ from typing import Any
 
 from wirecap.analysis import notes as notes_mod
 from wirecap.analysis.diff import diff_captures
+from wirecap.analysis.diff.render import render_unified
 from wirecap.analysis.pipeline import Isolated, decode_pass, drain
-from wirecap.analysis.render_diff import render_unified
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
@@ -191,7 +191,7 @@ def _no_conversation(report: CaptureReport, unparsed: dict[str, int]) -> None:
     for c in report.channels:
         if c.ch in covered or (c.parent and c.parent in covered) or c.ch in parents_covered:
             continue
-        if not (c.messages or c.kind in ("ws", "http", "pipe")):
+        if not (c.messages or c.transport in ("ws", "http", "pipe")):
             continue
         why = NO_DECODER
         if c.dialect_reason:

@@ -55,7 +55,7 @@ def channel_rows(cap: CaptureReport) -> list[list[Any]]:
         gaps = ", ".join(f"{fmt_secs(b - a)} at {a:.1f}s" for a, b in c.gaps[:3])
         if len(c.gaps) > 3:
             gaps += f" (+{len(c.gaps) - 3})"
-        rows.append([c.ch, c.kind, c.label, c.dialect or "", c.msgs_c2s, c.msgs_s2c, fmt_bytes(c.bytes),
+        rows.append([c.ch, c.transport, c.label, c.dialect or "", c.msgs_c2s, c.msgs_s2c, fmt_bytes(c.bytes),
                      fmt_secs(c.duration), fmt_secs(c.first_reply), gaps, c.end_state])
     return rows
 

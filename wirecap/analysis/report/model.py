@@ -52,7 +52,7 @@ class ChannelActivity:
     """One channel as seen from its records."""
 
     ch: str
-    kind: str = "?"
+    transport: str = "?"  # the open record's `kind`: ws, http or pipe
     label: str = ""
     dialect: str | None = None
     dialect_reason: str = ""
@@ -89,7 +89,7 @@ class ChannelActivity:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "ch": self.ch, "kind": self.kind, "label": self.label, "dialect": self.dialect,
+            "ch": self.ch, "kind": self.transport, "label": self.label, "dialect": self.dialect,
             "dialect_reason": self.dialect_reason, "opened": self.opened, "closed": self.closed,
             "messages_c2s": self.msgs_c2s, "messages_s2c": self.msgs_s2c, "bytes_c2s": self.bytes_c2s,
             "bytes_s2c": self.bytes_s2c, "duration": self.duration, "end_state": self.end_state,
@@ -325,10 +325,10 @@ class RecordSummarizer:
                                   "message": _clip(m, 500) if isinstance(m, str) else m})
 
     def _on_open(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
-        c.kind = str(rec.get("kind", "?"))
+        c.transport = str(rec.get("kind", "?"))
         c.label = _label(rec)
         c.opened = t
-        if c.kind == "pipe" and isinstance(rec.get("proc"), str):
+        if c.transport == "pipe" and isinstance(rec.get("proc"), str):
             c.parent = rec["proc"]
 
     def _on_close(self, c: ChannelActivity, rec: dict[str, Any], t: float) -> None:
@@ -363,9 +363,9 @@ class RecordSummarizer:
         """What a first reply on `c` answers: its first c2s message, else its process's start (a pipe),
         else its request (HTTP)."""
         start = self._first_c2s.get(c.ch)
-        if start is None and c.kind == "pipe" and c.parent in self._ch:
+        if start is None and c.transport == "pipe" and c.parent in self._ch:
             start = self._ch[c.parent].opened
-        if start is None and c.kind == "http":
+        if start is None and c.transport == "http":
             start = c.opened
         return start
 
