@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean lab bytecode realclient complexity typecheck
+.PHONY: demo test lint bench venv clean lab bytecode realclient
 
 venv: $(STAMP)
 
@@ -25,8 +25,12 @@ demo: bytecode
 test: bytecode lint
 	$(PY) -m pytest -q
 
+# ruff, then the shape gates of issue 15: cyclomatic complexity (radon, tools/complexity.py) and the type
+# checker on the sans-I/O core (mypy; which folders is in pyproject.toml's [tool.mypy]).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check wirecap tests bench captures tools
+	$(PY) tools/complexity.py
+	$(VENV)/bin/mypy
 
 bench: bytecode
 	$(PY) -m bench $(BENCH_ARGS)
@@ -44,10 +48,3 @@ realclient: bytecode
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
-
-# The shape gates of issue 15, run by lint: cyclomatic complexity (radon) and the type checker on the core.
-complexity: $(STAMP)
-	$(PY) tools/complexity.py
-
-typecheck: $(STAMP)
-	$(VENV)/bin/mypy
