@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing
 
+import orjson
 import pytest
 
 from wirecap.capture import records
@@ -30,3 +31,14 @@ def test_fields_and_required_follow_the_schema(name: str) -> None:
     td = TYPED[name]
     assert set(td.__annotations__) == set(base["properties"]) | set(body.get("properties", {}))
     assert td.__required_keys__ == set(base["required"]) | set(body.get("required", ()))
+
+
+def test_a_seq_given_by_the_caller_never_makes_a_second_seq_key(tmp_path):
+    from wirecap.capture.writer import CaptureWriter, default_origin
+
+    path = tmp_path / "c.jsonl"
+    w = CaptureWriter(path, origin=default_origin("test"))
+    w.write("open", ch="x", kind="pipe", seq=99)
+    w.close()
+    line = path.read_bytes().splitlines()[1]
+    assert line.count(b'"seq"') == 1 and orjson.loads(line)["seq"] == 1

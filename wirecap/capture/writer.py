@@ -324,6 +324,8 @@ class CaptureWriter:
         """Append one record; returns its seq (0 when the writer is disabled). The writer owns `seq`
         (`fields` never hold one), `t` (the capture's clock when None) and, in an `end` record, the
         counts `records`, `bytes` and `errors`. `_nbytes`: the payload size a `msg` adds to `bytes`."""
+        if "seq" in fields:  # never a second "seq" key in the line: the writer's is the one
+            del fields["seq"]
         if rtype == "end":
             return self._append(b"", t, 0, fields)
         nbytes = 0
