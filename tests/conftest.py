@@ -121,3 +121,28 @@ def run_wirecap(*args: str, input: bytes | None = None, timeout: float = 60, cwd
 @pytest.fixture
 def wirecap_cli():
     return run_wirecap
+
+
+# --- summaries from pytest-xdist workers ----------------------------------------------------------------
+class _WorkerSummaries:
+    """Sections a test module prints at the end of the run (the real-client table) when it ran on a
+    pytest-xdist worker: the worker puts `[title, lines]` in `config.workeroutput["wirecap_summaries"]`,
+    the controller gets it when the worker ends and prints it here."""
+
+    def __init__(self) -> None:
+        self.sections: list[tuple[str, list[str]]] = []
+
+    def pytest_testnodedown(self, node, error) -> None:
+        for title, lines in getattr(node, "workeroutput", {}).get("wirecap_summaries", []):
+            self.sections.append((title, lines))
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        for title, lines in self.sections:
+            terminalreporter.section(title)
+            for line in lines:
+                terminalreporter.write_line(line)
+
+
+def pytest_configure(config) -> None:
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_WorkerSummaries(), "wirecap-worker-summaries")

@@ -11,8 +11,9 @@ diff`, exit 0) and the replay server reports no mismatch. The `mismatch` case of
 the server reports the mismatch, the capture shows the mismatch answer, and the client exits by itself
 (killed after 20 s, a bound, not a timing assertion) printing wirecap's message; the seconds from the
 mismatch answer to its exit are printed in a second table. Cases run a few at a time
-(WIRECAP_SUITE_JOBS, default CPUs + 1) in one session-scoped fixture; the tables are printed at the
-end of the pytest run.
+(WIRECAP_SUITE_JOBS, default CPUs + 1) in one session-scoped fixture, on one pytest-xdist worker (the
+`realclient` xdist group); the tables are printed at the end of the pytest run (from a worker, they
+travel to the controller in `workeroutput`: tests/conftest.py prints them).
 
 Skipped without the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) or without root / `unshare -n`.
 `make realclient` runs only this suite; the files of every case stay under pytest's temp folder (or
@@ -42,7 +43,9 @@ _LAB = lab_dir()
 _WHY_SKIP = ("lab not installed (run `make lab` or set WIRECAP_LAB)" if _LAB is None
              else "needs root and `unshare -n` (a private network namespace)" if not can_unshare() else None)
 
-pytestmark = [pytest.mark.realclient, pytest.mark.skipif(_WHY_SKIP is not None, reason=_WHY_SKIP or "")]
+pytestmark = [pytest.mark.realclient, pytest.mark.skipif(_WHY_SKIP is not None, reason=_WHY_SKIP or ""),
+              pytest.mark.xdist_group("realclient")]
+TITLE = "real-client suite: record, then strict replay to the same client"
 
 
 class _Table:
@@ -53,34 +56,40 @@ class _Table:
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         tr = terminalreporter
-        tr.section("real-client suite: record, then strict replay to the same client")
+        tr.section(TITLE)
+        for line in self.lines():
+            tr.write_line(line)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
         order = ["hello", "tool", "tool_read", "think", "http_error", "sse_error", "sse_drop", "error", "mismatch"]
         cases = sorted({c for _, c in self.results}, key=lambda c: (order.index(c) if c in order else 9, c))
         clients = [c for c in MATRIX if any(k[0] == c for k in self.results)]
         w = max(len(c) for c in clients)
-        tr.write_line(f"{'client':<{w}}  " + "  ".join(f"{c:<16}" for c in cases))
+        out.append(f"{'client':<{w}}  " + "  ".join(f"{c:<16}" for c in cases))
         for client in clients:
             cells = []
             for case in cases:
                 r = self.results.get((client, case))
                 cells.append("-" if r is None else f"{'pass' if r['ok'] else 'FAIL'} {r['total_s']:5.1f}s")
-            tr.write_line(f"{client:<{w}}  " + "  ".join(f"{c:<16}" for c in cells))
+            out.append(f"{client:<{w}}  " + "  ".join(f"{c:<16}" for c in cells))
         mm = [(c, self.results[(c, "mismatch")]) for c in clients if (c, "mismatch") in self.results]
         if mm:
-            tr.write_line("")
-            tr.write_line("mismatch (default retries): seconds from the mismatch answer to the client's exit "
-                          "(recorder's clock), from its start; exit status; what it printed")
+            out.append("")
+            out.append("mismatch (default retries): seconds from the mismatch answer to the client's exit "
+                       "(recorder's clock), from its start; exit status; what it printed")
             for client, r in mm:
                 def s(v):
                     return "   -  " if v is None else f"{v:5.2f}s"
                 rc = r.get("replay_rc")
-                tr.write_line(f"{client:<{w}}  {s(r.get('mismatch_to_exit_s'))}  {s(r.get('mismatch_run_s'))}  "
-                              f"exit {'-' if rc is None else rc:<3} {(r.get('client_said') or '')[:90]}")
+                out.append(f"{client:<{w}}  {s(r.get('mismatch_to_exit_s'))}  {s(r.get('mismatch_run_s'))}  "
+                           f"exit {'-' if rc is None else rc:<3} {(r.get('client_said') or '')[:90]}")
         n_ok = sum(r["ok"] for r in self.results.values())
-        tr.write_line(f"{n_ok}/{len(self.results)} cases pass; suite wall time {self.wall:.0f} s; files in {self.out}")
+        out.append(f"{n_ok}/{len(self.results)} cases pass; suite wall time {self.wall:.0f} s; files in {self.out}")
         for (client, case), r in sorted(self.results.items()):
             for w_ in r["why"]:
-                tr.write_line(f"  {client} {case}: {w_.splitlines()[0] if w_ else w_}"[:300])
+                out.append(f"  {client} {case}: {w_.splitlines()[0] if w_ else w_}"[:300])
+        return out
 
 
 def _run_one(client: str, case: str, out: Path) -> dict:
@@ -115,7 +124,12 @@ def suite_results(request, tmp_path_factory) -> dict[tuple[str, str], dict]:
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         results = dict(zip(order, ex.map(lambda p: _run_one(p[0], p[1], out), order), strict=True))
-    request.config.pluginmanager.register(_Table(results, out, time.monotonic() - t0), "realclient-table")
+    table = _Table(results, out, time.monotonic() - t0)
+    workeroutput = getattr(request.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller prints it (tests/conftest.py)
+        workeroutput.setdefault("wirecap_summaries", []).append([TITLE, table.lines()])
+    else:
+        request.config.pluginmanager.register(table, "realclient-table")
     return results
 
 

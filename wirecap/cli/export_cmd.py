@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -29,7 +30,7 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     refuse_output_over_input(har_path, [capture])
     with CaptureReader(capture) as reader:  # written as the channels close: memory stays bounded
         if har_path == "-":
-            counts = write_har(reader.header, reader, click.get_binary_stream("stdout"))
+            counts = write_har(reader.header, reader, sys.stdout.buffer)
         else:
             if not force and os.path.lexists(har_path):
                 raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)")

@@ -168,6 +168,7 @@ class RecordSession:
         self.writer: CaptureWriter | None = None
         self.proxy: ProxyHandle | None = None
         self.runner: TeeRunner | None = None
+        self._port: int | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------------
     def start(self) -> RecordSession:
@@ -187,11 +188,12 @@ class RecordSession:
             self.writer = None
             _remove_if_empty(self.output)
             raise
+        self._port = self.proxy.port
         try:
             if self.port_file:
                 from wirecap.fsmode import write_private
 
-                write_private(self.port_file, f"{self.proxy.port}\n")
+                write_private(self.port_file, f"{self._port}\n")
         except BaseException:
             self.stop()
             raise
@@ -219,9 +221,10 @@ class RecordSession:
     # --- where it listens ---------------------------------------------------------------------------
     @property
     def port(self) -> int:
-        if self.proxy is None:
+        """The port the proxy listens on (still known after `stop`)."""
+        if self._port is None:
             raise RuntimeError("the session is not started")
-        return self.proxy.port
+        return self._port
 
     @property
     def url(self) -> str:
