@@ -1,4 +1,4 @@
-"""`wirecap annotate` as a real subprocess: add, list, remove, --from-validate, and bad input."""
+"""`wirecap annotate` (the CLI, run in-process): add, list, remove, --from-validate, and bad input."""
 
 from __future__ import annotations
 

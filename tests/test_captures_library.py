@@ -39,7 +39,7 @@ def test_capture_is_small_redacted_and_readable(path: Path):
     assert "redaction  on" in result.output
 
 
-def test_wirecap_info_subprocess_reads_a_shipped_capture():
+def test_wirecap_info_reads_a_shipped_capture():
     p = run_wirecap("info", str(CAPTURES / "codebuff-sdk-0.3.13-ws-tool.jsonl"))
     assert p.returncode == 0 and b"ws-1" in p.stdout, p.stderr.decode()
 

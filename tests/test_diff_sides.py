@@ -12,7 +12,14 @@ from wirecap.analysis import sides
 from wirecap.analysis.diff import diff_captures, pack_units, unpack_units
 from wirecap.errors import CaptureFormatError, WirecapError
 
-needs_fork = pytest.mark.skipif(not sides.can_fork(), reason="no fork here (one CPU, threads alive or no os.fork)")
+
+@pytest.fixture
+def _fork_possible():
+    if not sides.can_fork():  # checked when the test runs: a thread an earlier test left running rules it out
+        pytest.skip("no fork here (one CPU, threads alive or no os.fork)")
+
+
+needs_fork = pytest.mark.usefixtures("_fork_possible")
 
 
 @needs_fork

@@ -68,7 +68,9 @@ def by(recs: list[dict], rtype: str, ch: str) -> dict:
 def test_replayed_agent_stream_passes_through_and_is_recorded_line_by_line(tmp_path: Path, sample: str) -> None:
     data = (SAMPLES / sample).read_bytes()
     cap = tmp_path / "cap.jsonl"
-    p = tee(cap, emitter("replay_lines.py", str(SAMPLES / sample), "--delay", "0.005", "--stderr", "starting\n"),
+    # ~0.15 s of pauses in all (at least 5 ms a line): a busy machine cannot squeeze them into one read
+    delay = max(0.005, 0.15 / max(1, data.count(b"\n") - 1))
+    p = tee(cap, emitter("replay_lines.py", str(SAMPLES / sample), "--delay", f"{delay:.4f}", "--stderr", "starting\n"),
             "--dialect", "claude-code")
     assert p.returncode == 0, p.stderr
     assert p.stdout == data
@@ -83,7 +85,7 @@ def test_replayed_agent_stream_passes_through_and_is_recorded_line_by_line(tmp_p
         assert [m["json"] for m in msgs] == [orjson.loads(x) for x in data.splitlines()]
     ts = [r["t"] for r in recs]
     assert ts == sorted(ts)
-    assert msgs[-1]["t"] - msgs[0]["t"] > 0.004 * (len(msgs) - 1) * 0.5  # arrival times, not one batch
+    assert msgs[-1]["t"] - msgs[0]["t"] > delay * (len(msgs) - 1) * 0.5  # arrival times, not one batch
     proc = by(recs, "open", "proc")
     assert proc["kind"] == "process" and proc["argv"][1].endswith("replay_lines.py")
     assert proc["pid"] > 0 and proc["cwd"] == os.getcwd() and proc["dialect"] == "claude-code"
