@@ -42,7 +42,7 @@ class _DownstreamClosed(Exception):
 
 
 class LazyGroup(click.Group):
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except BrokenPipeError as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import BinaryIO, cast
 
 import click
 
@@ -36,7 +37,7 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
                 raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)")
             # through a temp file renamed into place: bad input met halfway leaves no half a HAR
             with replacing_file(har_path) as f:
-                counts = write_har(reader.header, reader, f)
+                counts = write_har(reader.header, reader, cast(BinaryIO, f))  # (opened "wb")
     for line in reader.report():
         click.echo(f"wirecap: {line}", err=True)
     if quiet:

@@ -84,7 +84,7 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
     if command:
         check_command(command)
     waited = waited_signals(use_pty and bool(command))
-    status = ExitStatus.OK
+    status: int = ExitStatus.OK
     # Signals are collected by this (main) thread alone: blocked before any thread starts.
     with blocked(waited), session:
         if command:

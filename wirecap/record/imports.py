@@ -75,11 +75,13 @@ def _side_reader(path: str) -> Callable[[str], bytes | None]:
 
 def refuse_capture(path: str, src: Source) -> None:
     """A wirecap capture given as a source would be imported as the text of a CLI's stdout."""
-    first = b""
-    with contextlib.closing(src.lines(cut=PIECE)) as lines:
-        for _lineno, line, _eol in lines:
-            first = line
-            break
+    lines = src.lines(cut=PIECE)
+    try:
+        first = next((line for _lineno, line, _eol in lines), b"")
+    finally:
+        close = getattr(lines, "close", None)  # (a generator: its file is closed now, not when collected)
+        if close is not None:
+            close()
     try:
         obj = orjson.loads(first)
     except orjson.JSONDecodeError:
@@ -95,10 +97,10 @@ def write_ops(writer: CaptureWriter, t0: float | None, ops: Iterable[ImportOp]) 
     for op in ops:
         t = 0.0 if op.ts is None or t0 is None else max(op.ts - t0, 0.0)
         fields = dict(op.fields)
-        if op.rtype == "open":
-            kind = fields.get("kind")
-            prefix = _PREFIX.get(kind, fields.get("stream", "ch")) if kind != "pipe" else fields["stream"]
-            names[op.ch] = writer.new_channel(prefix)  # type: ignore[index]
+        if op.rtype == "open" and op.ch is not None:
+            kind = str(fields.get("kind"))
+            prefix = str(_PREFIX.get(kind, fields.get("stream", "ch")) if kind != "pipe" else fields["stream"])
+            names[op.ch] = writer.new_channel(prefix)
             if "proc" in fields:
                 fields["proc"] = names.get(fields["proc"], fields["proc"])
         ch = names.get(op.ch, op.ch) if op.ch else None
