@@ -6,7 +6,9 @@ CLI, `wirecap record -o CAP --reverse http://FAKE --listen 127.0.0.1:P -- CLIENT
 client's base URL pointed at P: the proxy and the tee write ONE capture on one clock. Network-only
 cases run a standalone `wirecap record --reverse` beside the client and stop it with SIGINT.
 Redaction is on (the default). Needs the lab (`make lab`); runs inside a private network
-namespace (`unshare -n`, loopback only) when root, else on 127.0.0.1 directly.
+namespace (`unshare -n`, loopback only) when root, else on 127.0.0.1 directly. How each client is
+launched (argv, environment, its fake, config files) is defined once, in tests/labclients.py, which
+the real-client suite uses too.
 
     .venv/bin/python captures/make_captures.py            # every case
     .venv/bin/python captures/make_captures.py --only claude-code-2.1.197-hello --force

@@ -27,7 +27,9 @@ it printed is a matter of time, not of what it said: its stdout is compared as t
 screen (`screen_lines`: a line's carriage returns and erase-line sequences keep only its last frame),
 and the capture diff covers its network channels (`Case.net`) instead of the raw terminal bytes.
 
-The outcome goes to OUT/result.json (see `CaseResult`); every file of the case stays in OUT.
+The outcome goes to OUT/result.json (see `CaseResult`); every file of the case stays in OUT. How each
+client is launched (argv, environment, its fake, config files) comes from tests/labclients.py, shared
+with captures/make_captures.py.
 
     python tests/realclient.py CLIENT CASE OUT      # one case (re-runs itself under `unshare -n`)
     python tests/realclient.py --list               # the client x case matrix
