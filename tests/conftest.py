@@ -10,13 +10,10 @@ stopped) run as a real subprocess there, and `run_wirecap_process` always does. 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,52 +67,16 @@ def needs_process(args: tuple[str, ...]) -> bool:
         or (bool(args) and args[0] == "cat" and "--follow" in args)
 
 
-@contextlib.contextmanager
-def _in_process(input: bytes | None, cwd: str | None, env: dict[str, str] | None) -> Iterator[tuple[io.BytesIO,
-                                                                                                   io.BytesIO]]:
-    """stdin/stdout/stderr as bytes buffers, `env` over os.environ and `cwd`, all restored after."""
-    out, err = io.BytesIO(), io.BytesIO()
-    saved = sys.stdout, sys.stderr, sys.stdin
-    saved_env = {k: os.environ.get(k) for k in (env or {})}
-    saved_cwd = os.getcwd()
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
-    sys.stdin = io.TextIOWrapper(io.BytesIO(input or b""), encoding="utf-8")
-    os.environ.update(env or {})
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        yield out, err
-    finally:
-        os.chdir(saved_cwd)
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        for stream in (sys.stdout, sys.stderr, sys.stdin):
-            with contextlib.suppress(ValueError):
-                stream.flush()
-            with contextlib.suppress(ValueError):
-                stream.detach()  # keep the BytesIO readable when the wrapper is collected
-        sys.stdout, sys.stderr, sys.stdin = saved
-
-
 def run_wirecap(*args: str, input: bytes | None = None, timeout: float = 60, cwd: str | None = None,
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """`wirecap ARGS` in this process (a real subprocess for the commands of `needs_process`).
     `timeout` bounds only a subprocess; in-process runs are bounded by pytest-timeout."""
     if needs_process(args):
         return run_wirecap_process(*args, input=input, timeout=timeout, cwd=cwd, env=env)
-    from wirecap.cli import main
+    from wirecap.cli.inprocess import run
 
-    with _in_process(input, cwd, env) as (out, err):
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    return subprocess.CompletedProcess(["wirecap", *args], int(code), out.getvalue(), err.getvalue())
+    code, out, err = run(list(args), input=input, env=env, cwd=cwd)
+    return subprocess.CompletedProcess(["wirecap", *args], code, out, err)
 
 
 @pytest.fixture
