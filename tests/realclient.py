@@ -34,7 +34,7 @@ with captures/make_captures.py.
     python tests/realclient.py CLIENT CASE OUT      # one case (re-runs itself under `unshare -n`)
     python tests/realclient.py --list               # the client x case matrix
 
-tests/test_realclient_suite.py runs the whole matrix a few cases at a time and prints the table.
+tests/integration/test_realclient_suite.py runs the whole matrix a few cases at a time and prints the table.
 Needs root (for `unshare -n`), the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) and node.
 """
 

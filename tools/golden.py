@@ -9,7 +9,7 @@ are output too), and records each run's exit status and the SHA-256 of its stdou
     python tools/golden.py update           # rewrite the manifest (only for a change you mean; say why)
     python tools/golden.py dump DIR         # write every run's full output under DIR, to diff two trees
 
-`tests/test_golden.py` runs `check`. To see what a change did, dump on both commits and `diff -r`.
+`tests/unit/test_golden.py` runs `check`. To see what a change did, dump on both commits and `diff -r`.
 """
 
 from __future__ import annotations

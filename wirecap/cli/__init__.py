@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(ExitStatus.OK)
     except KeyboardInterrupt:
         sys.exit(ExitStatus.INTERRUPTED)
-    except Exception as e:  # noqa: BLE001 - the last resort: a bug, never bad input (tests/test_fuzz_commands.py)
+    except Exception as e:  # noqa: BLE001 - the last resort: a bug, never bad input (tests/integration/test_fuzz_commands.py)
         import os
 
         if os.environ.get("WIRECAP_DEBUG"):

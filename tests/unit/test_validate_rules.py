@@ -11,7 +11,7 @@ from conftest import run_wirecap
 from wirecap.analysis.validate import validate_capture
 from wirecap.capture.writer import CaptureWriter
 
-CAPS = Path(__file__).resolve().parent / "fixtures" / "captures"
+CAPS = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 CLAUDE_ARGV = ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose"]
 INIT = {"type": "system", "subtype": "init", "session_id": "s1", "model": "m", "claude_code_version": "2.1.0"}
 

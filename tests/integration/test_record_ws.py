@@ -249,7 +249,7 @@ def test_mitmdump_addon_writes_ws_messages_in_batches_exactly_and_in_order(tmp_p
         port = s.getsockname()[1]
     cap = tmp_path / "mitm-ws.jsonl"
     home_dir = Path(os.environ["WIRECAP_HOME"])
-    addon = Path(__file__).resolve().parents[1] / "wirecap" / "record" / "mitm_addon.py"
+    addon = Path(__file__).resolve().parents[2] / "wirecap" / "record" / "mitm_addon.py"
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "mitmdump"), "-q", "-s", str(addon), "--set", f"wirecap_out={cap}",
          "--mode", f"reverse:http://127.0.0.1:{server.socket.getsockname()[1]}", "--listen-host", "127.0.0.1",

@@ -28,7 +28,7 @@ from wirecap.analysis.stats import capture_totals, stats_capture, stats_records
 from wirecap.analysis.validate import validate_capture
 from wirecap.dialects import decode_capture, detect_channel
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "stats"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "stats"
 FAKES = ROOT / "tests" / "fixtures" / "lab" / "fake"
 
 
@@ -158,7 +158,7 @@ def test_claude_stream_abandoned_on_stdout_is_a_failed_call() -> None:
     # fake_anthropic sse_drop, stdout only (tests/fixtures/captures/claude_code_drop): message_start of
     # msg_255a..., then the retry's msg_23de...: before 2 LLM calls, now 1 answered and 1 failed (the same
     # on the shipped captures/claude-code-2.1.197-stream-error.jsonl, whose wire agrees: http-2 failed)
-    caps = Path(__file__).resolve().parent / "fixtures" / "captures"
+    caps = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
     s = [x for x in stats_capture(str(caps / "claude_code_drop.jsonl")) if x["dialect"]][0]
     assert (s["llm_calls"], s["failed_calls"]) == (1, 1)
     shipped = {x["ch"]: x for x in stats_capture(str(ROOT / "captures" / "claude-code-2.1.197-stream-error.jsonl"))

@@ -11,7 +11,7 @@ from wirecap.analysis.stats import stats_capture, stats_from_events
 from wirecap.capture.reader import CaptureReader
 from wirecap.dialects import decode_capture
 
-CAPS = Path(__file__).resolve().parent / "fixtures" / "captures"
+CAPS = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 
 # capture -> (dialect, expected stats of its one session). Token numbers are from the sample lines.
 GOLDEN = {
@@ -63,10 +63,10 @@ GOLDEN = {
     "http_openai_responses_tool": ("openai-responses-sse", {"model": "fake-model", "prompt": 66, "completion": 12,
                                                             "cost": None, "llm_calls": 1, "tools": {"shell": 1}}),
     # the error event cut the message: a failed call, not an answered one; its message_start usage
-    # (75 in, 1 out) is reported as failed_usage (tests/test_stats_per_call.py), not as models_usage
+    # (75 in, 1 out) is reported as failed_usage (tests/integration/test_stats_per_call.py), not as models_usage
     "http_anthropic_sse_error": ("anthropic-sse", {"usage": None, "tools": {}, "errors": 1}),
     "http_anthropic_http_error": ("anthropic-sse", {"usage": None, "tools": {}, "errors": 1}),
-    # variants (tests/test_dialects_detect.py). --input-format stream-json via fake/sdk_driver.py:
+    # variants (tests/unit/test_dialects_detect.py). --input-format stream-json via fake/sdk_driver.py:
     # result usage 25050 / 12, total_cost_usd 0 (CodeBuddy); modelUsage 19440 / 10, costUSD 0.09745 (Claude)
     "codebuddy_sdkin": ("codebuddy", {"model": "default-model", "prompt": 25050, "completion": 12, "cost": 0,
                                       "llm_calls": 1, "tools": {}}),

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from realclient import MATRIX, can_unshare, lab_dir
 
-RUNNER = Path(__file__).resolve().parent / "realclient.py"
+RUNNER = Path(__file__).resolve().parents[1] / "realclient.py"
 CASE_TIMEOUT = 600  # seconds for one case; the runner bounds each of its steps itself (client runs 90 s each)
 PAIRS = [(client, case) for client, cases in MATRIX.items() for case in cases]
 # The slow ones first (codebuff 1.0.115 waits for its REPL, ~10 s a run), so the parallel run ends sooner.

@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_replay_support import import_sample
+from replay_support import import_sample
 
 from wirecap.capture.reader import read_records
 from wirecap.errors import WirecapError
@@ -148,7 +148,7 @@ def test_analytics_batches_match_whatever_they_hold_and_however_many():
 
     from wirecap.replay.pool import ScriptPool
 
-    cap = Path(__file__).parent / "fixtures" / "captures" / "runs" / "sdk10-hello-a.jsonl"
+    cap = Path(__file__).parents[1] / "fixtures" / "captures" / "runs" / "sdk10-hello-a.jsonl"
     scripts = build_scripts(read_records(str(cap)))
     pool = ScriptPool(scripts)
     batches = [s for s in scripts if s.kind == "http" and s.path == "/batch/"]

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from conftest import run_wirecap
-from test_replay_support import (
+from replay_support import (
     channel_messages,
     claude_capture,
     fake_server,

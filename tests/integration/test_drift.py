@@ -22,7 +22,7 @@ from wirecap.dialects import DIALECTS
 from wirecap.dialects.claude_code import ClaudeCodeDecoder
 from wirecap.dialects.drift import OPEN, DriftCheck, Known, MapOf, Union, open_paths
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SHIPPED = sorted([*REPO.glob("captures/*.jsonl"), *REPO.glob("captures/imported/*.jsonl"),
                   *REPO.glob("tests/fixtures/captures/*.jsonl")])
 

@@ -13,7 +13,7 @@ import pytest
 
 from wirecap.capture.reader import CaptureReader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def processes_tagged(tag: str) -> list[str]:

@@ -16,7 +16,7 @@ from wirecap.analysis.diff import diff_captures
 from wirecap.analysis.idshape import EnvMask, mask_json, mask_text, mask_value
 from wirecap.replay.match import Matcher
 
-RUNS = Path(__file__).parent / "fixtures" / "captures" / "runs"
+RUNS = Path(__file__).parents[1] / "fixtures" / "captures" / "runs"
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 HEXD = "0123456789abcdef"

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_replay_support import claude_request
+from replay_support import claude_request
 
 from wirecap.analysis.normalize import MISSING
 from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line, short, short_pair

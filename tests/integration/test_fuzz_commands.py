@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from wirecap.cli import INTERNAL_ERROR, main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / "captures"
 # Small real captures of every transport: WebSocket, HTTP+SSE, process pipes.
 BASES = ["codebuff-sdk-0.3.13-ws-tool.jsonl", "codebuff-sdk-0.10.7-http.jsonl", "codex-0.169.0-hello.jsonl",

@@ -26,7 +26,7 @@ from wirecap.dialects.base import ARGV_WORDS, program_names
 from wirecap.replay.match import channel_dialect
 from wirecap.replay.script import build_scripts
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 CAPS = HERE / "fixtures" / "captures"
 SAMPLES = HERE / "fixtures" / "samples"
 

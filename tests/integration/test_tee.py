@@ -25,7 +25,7 @@ from wirecap.capture.payload import payload_bytes
 from wirecap.capture.reader import CaptureReader, open_binary
 from wirecap.capture.schema import validate_capture_file
 
-EMITTERS = Path(__file__).resolve().parent / "emitters"
+EMITTERS = Path(__file__).resolve().parents[1] / "emitters"
 PY = sys.executable
 
 
@@ -430,7 +430,7 @@ def test_pty_without_command_is_a_usage_error(tmp_path: Path) -> None:
 def test_real_claude_code_stream_is_recorded_byte_for_byte(tmp_path: Path, name: str) -> None:
     lab = _lab()
     assert lab is not None
-    fake = Path(__file__).resolve().parent / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
+    fake = Path(__file__).resolve().parents[1] / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
     portfile = tmp_path / "port"
     server = subprocess.Popen([PY, str(fake), "--mode", "text", "--log", str(tmp_path / "requests.jsonl"),
                                "--portfile", str(portfile)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

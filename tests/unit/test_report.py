@@ -247,7 +247,7 @@ def test_report_dialect_names_the_forced_dialect_where_it_decodes(dialect: str):
     Real capture: CodeBuddy 2.117.0 recorded with `wirecap record` (process + pipes + one HTTP exchange)."""
     from wirecap.dialects import Decoding
 
-    cap = Path(__file__).resolve().parents[1] / "captures" / "codebuddy-2.117.0-hello.jsonl"
+    cap = Path(__file__).resolve().parents[2] / "captures" / "codebuddy-2.117.0-hello.jsonl"
     r = run_wirecap("report", "--json", "--dialect", dialect, str(cap))
     assert r.returncode == 0, r.stderr.decode()
     rep = json.loads(r.stdout)["captures"][0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_wirecap
-from test_replay_support import claude_capture, fake_server, record_sdk_tool_session, same_except_volatile
+from replay_support import claude_capture, fake_server, record_sdk_tool_session, same_except_volatile
 
 from wirecap.capture.reader import CaptureReader
 

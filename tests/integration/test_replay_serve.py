@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_replay_support import (
+from replay_support import (
     channel_messages,
     claude_capture,
     claude_request,
@@ -217,7 +217,7 @@ def test_anthropic_mismatch_is_an_anthropic_shaped_400(caps):
 def test_compressed_request_body_is_decoded_before_matching(caps, encoding):
     """A request body with a content-encoding (Codebuff SDK 0.10 gzips its requests) matches the
     recording of the same JSON, and a changed one gets a readable mismatch (not a dropped connection)."""
-    from test_replay_support import encode_as
+    from replay_support import encode_as
 
     headers, body = openai_request()
     headers = {**headers, "content-encoding": encoding}
@@ -378,7 +378,7 @@ def test_a_recorded_body_kept_encoded_is_decoded_too(tmp_path):
     headers say so matches the live request by its JSON, whether the live one is gzipped or not."""
     import gzip
 
-    from test_replay_support import fake_server, record_http
+    from replay_support import fake_server, record_http
 
     headers, body = openai_request()
     gz = {**headers, "content-encoding": "gzip"}

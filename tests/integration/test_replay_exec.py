@@ -104,7 +104,7 @@ def test_exec_under_tee_round_trips_the_stream(tmp_path):
         pytest.skip("wirecap tee is not there")
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout == raw
-    from test_replay_support import channel_messages
+    from replay_support import channel_messages
 
     assert [m.get("json") for m in channel_messages(new, "stdout")] == \
         [m.get("json") for m in channel_messages(cap, "stdout")]

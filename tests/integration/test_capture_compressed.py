@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from wirecap.capture import CaptureReader, CaptureWriter
 from wirecap.capture.compressed import DecompressingReader, TornStream
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "captures" / "claude-code-2.1.197-tool-bash.jsonl"  # a `record -- claude` capture: proc, pipes, http
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the bench package lives at the repo root, outside the installed wirecap
 
 from conftest import free_port  # noqa: E402

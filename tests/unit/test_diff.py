@@ -456,7 +456,7 @@ def test_compressed_captures_are_read_by_their_magic_bytes_whatever_their_name(t
     from wirecap.analysis.diff import input_kind
     from wirecap.errors import WirecapError
 
-    src = Path(__file__).parent / "fixtures" / "stats" / "codex_resume.jsonl.zst"
+    src = Path(__file__).parents[1] / "fixtures" / "stats" / "codex_resume.jsonl.zst"
     renamed = tmp_path / "run.capture"
     shutil.copy(src, renamed)
     assert input_kind(str(renamed)) == "capture"

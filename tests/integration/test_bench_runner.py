@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the bench package lives at the repo root, outside the installed wirecap
 
 from bench.common import figure, ratio, run_measured  # noqa: E402

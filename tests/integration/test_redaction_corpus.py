@@ -547,7 +547,7 @@ def test_claude_code_prompt_is_stored_unaltered_and_its_key_redacted(tmp_path: P
 
     lab = _lab()
     assert lab is not None
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     fake = root / "tests" / "fixtures" / "lab" / "fake" / "fake_anthropic.py"
     pf = tmp_path / "fake.port"
     fake_proc = subprocess.Popen([sys.executable, str(fake), "--mode", "text", "--log", str(tmp_path / "fake.jsonl"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_replay_support import import_sample
+from replay_support import import_sample
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(120)
