@@ -104,6 +104,13 @@ class _WorkerSummaries:
                 terminalreporter.write_line(line)
 
 
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """tests/unit first, then the rest in their usual order: a unit test then never runs in a process
+    where an integration test has left a thread behind (the fork tests of tests/unit/test_diff_sides.py
+    need one with none)."""
+    items.sort(key=lambda item: 0 if "/tests/unit/" in item.path.as_posix() else 1)
+
+
 def pytest_configure(config) -> None:
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_WorkerSummaries(), "wirecap-worker-summaries")
