@@ -12,7 +12,7 @@ the server reports the mismatch, the capture shows the mismatch answer, and the 
 (killed after 20 s, a bound, not a timing assertion) printing wirecap's message; the seconds from the
 mismatch answer to its exit are printed in a second table. Cases run a few at a time
 (WIRECAP_SUITE_JOBS, default CPUs + 1) in one session-scoped fixture, on one pytest-xdist worker (the
-`realclient` xdist group); the tables are printed at the end of the pytest run (from a worker, they
+suite runs with `--dist loadfile`: a file's tests stay on one worker); the tables are printed at the end of the pytest run (from a worker, they
 travel to the controller in `workeroutput`: tests/conftest.py prints them).
 
 Skipped without the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) or without root / `unshare -n`.
@@ -43,8 +43,7 @@ _LAB = lab_dir()
 _WHY_SKIP = ("lab not installed (run `make lab` or set WIRECAP_LAB)" if _LAB is None
              else "needs root and `unshare -n` (a private network namespace)" if not can_unshare() else None)
 
-pytestmark = [pytest.mark.realclient, pytest.mark.skipif(_WHY_SKIP is not None, reason=_WHY_SKIP or ""),
-              pytest.mark.xdist_group("realclient")]
+pytestmark = [pytest.mark.realclient, pytest.mark.skipif(_WHY_SKIP is not None, reason=_WHY_SKIP or "")]
 TITLE = "real-client suite: record, then strict replay to the same client"
 
 

@@ -15,7 +15,6 @@ from wirecap.analysis.report import build_report
 from wirecap.analysis.report.html import render_html
 from wirecap.capture.writer import CaptureWriter
 
-pytestmark = pytest.mark.xdist_group("browser")  # one Chromium for the module, on one pytest-xdist worker
 UNACKED = 250  # txid whose ack never comes: a `cb-ack-missing` finding far past the first page
 
 
