@@ -42,9 +42,9 @@ lab:
 	tools/install-lab.sh
 
 # The real-client suite alone: each lab client x case recorded, then replayed strictly to the same client
-# (tests/test_realclient_suite.py; needs the lab and root for `unshare -n`, else it skips). Prints the table.
+# (tests/integration/test_realclient_suite.py; needs the lab and root for `unshare -n`, else it skips). Prints the table.
 realclient: bytecode
-	$(PY) -m pytest -q tests/test_realclient_suite.py
+	$(PY) -m pytest -q tests/integration/test_realclient_suite.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

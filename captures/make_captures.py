@@ -6,7 +6,9 @@ CLI, `wirecap record -o CAP --reverse http://FAKE --listen 127.0.0.1:P -- CLIENT
 client's base URL pointed at P: the proxy and the tee write ONE capture on one clock. Network-only
 cases run a standalone `wirecap record --reverse` beside the client and stop it with SIGINT.
 Redaction is on (the default). Needs the lab (`make lab`); runs inside a private network
-namespace (`unshare -n`, loopback only) when root, else on 127.0.0.1 directly.
+namespace (`unshare -n`, loopback only) when root, else on 127.0.0.1 directly. How each client is
+launched (argv, environment, its fake, config files) is defined once, in tests/labclients.py, which
+the real-client suite uses too.
 
     .venv/bin/python captures/make_captures.py            # every case
     .venv/bin/python captures/make_captures.py --only claude-code-2.1.197-hello --force
@@ -30,17 +32,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-FAKES = REPO / "tests" / "fixtures" / "lab" / "fake"
-LABKIT = REPO / "tests" / "fixtures" / "lab"
-QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+sys.path.insert(0, str(REPO / "tests"))  # the lab's clients are defined once, beside the real-client suite
+
+import labclients as lc  # noqa: E402
+from labclients import FAKES, LABKIT, type_slowly, wait_listening  # noqa: E402
 
 
 @dataclass
 class Case:
     name: str
     fake: str  # fake server script in tests/fixtures/lab/fake
-    fake_args: list[str]
-    argv: list[str]  # {LAB}, {PROXY} (host:port), {LABKIT} substituted
+    fake_args: tuple[str, ...]
+    argv: tuple[str, ...]  # {LAB}, {PROXY} (host:port), {LABKIT} substituted
     env: dict[str, str] = field(default_factory=dict)
     workdir: str = "work_main"
     home: str = "claude"
@@ -53,95 +56,41 @@ class Case:
     https: bool = False  # the fake speaks TLS (self-signed); wirecap runs as a regular proxy with its CA
 
 
-def claude(name: str, mode: str, args: list[str], *, dialect="claude-code", extra_env=None, fake_args=()) -> Case:
-    return Case(name, "fake_anthropic.py", ["--mode", mode, *fake_args],
-                ["{LAB}/node_modules/.bin/claude", *args],
-                {"ANTHROPIC_BASE_URL": "http://{PROXY}", "ANTHROPIC_API_KEY": "sk-ant-fake-0000000000000000",
-                 **QUIET_CLAUDE, **(extra_env or {})}, dialect=dialect)
+def case(name: str, launch: lc.Launch, **kw) -> Case:
+    return Case(name, launch.fake, launch.fake_args, launch.argv, launch.env, **kw)
 
 
-SJ = ["--output-format", "stream-json", "--verbose"]
+NO_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "0"}
+CB = {"workdir": "work_cb"}
 CASES = [
-    claude("claude-code-2.1.197-hello", "text", ["-p", "say hello", *SJ]),
-    claude("claude-code-2.1.197-tool-bash", "tool_bash", ["-p", "run echo hi", *SJ, "--allowedTools", "Bash(echo:*)"]),
-    claude("claude-code-2.1.197-partial-messages", "text", ["-p", "say hello", *SJ, "--include-partial-messages"]),
-    claude("claude-code-2.1.197-overloaded-error", "http_error", ["-p", "say hello", *SJ],
-           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, fake_args=["--error-status", "529",
-                                                                   "--error-type", "overloaded_error"]),
-    claude("claude-code-2.1.197-stream-error", "sse_error", ["-p", "say hello", *SJ, "--include-partial-messages"],
-           extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"}, fake_args=["--error-type", "overloaded_error"]),
+    case("claude-code-2.1.197-hello", lc.claude("text", "say hello"), dialect="claude-code"),
+    case("claude-code-2.1.197-tool-bash", lc.claude("tool_bash", "run echo hi", "--allowedTools", "Bash(echo:*)"),
+         dialect="claude-code"),
+    case("claude-code-2.1.197-partial-messages", lc.claude("text", "say hello", "--include-partial-messages"),
+         dialect="claude-code"),
+    case("claude-code-2.1.197-overloaded-error",
+         lc.claude("http_error", "say hello", env=NO_RETRIES,
+                   fake_args=("--error-status", "529", "--error-type", "overloaded_error")), dialect="claude-code"),
+    case("claude-code-2.1.197-stream-error",
+         lc.claude("sse_error", "say hello", "--include-partial-messages", env=NO_RETRIES,
+                   fake_args=("--error-type", "overloaded_error")), dialect="claude-code"),
     # (a tool round trip is two 100 KB requests: over the 200 KB budget of this folder)
-    Case("codebuddy-2.117.0-hello", "fake_openai.py", ["--mode", "text"],
-         ["{LAB}/codebuddy/node_modules/@tencent-ai/agent-sdk/cli/bin/codebuddy", "-p", "say hello", *SJ],
-         {"CODEBUDDY_BASE_URL": "http://{PROXY}", "CODEBUDDY_API_KEY": "cb-fake-000",
-          "CODEBUDDY_SKIP_BUILTIN_MARKETPLACE": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"},
-         home="codebuddy", dialect="codebuddy"),
-    Case("codex-0.169.0-hello", "fake_openai.py", ["--mode", "text"],
-         ["{LAB}/node_modules/.bin/codex", "exec", "--json", "--skip-git-repo-check", "say hello"],
-         {"OPENAI_API_KEY": "sk-fake-000000"}, workdir="work_codex", home="codex", dialect="codex-exec"),
-    Case("opencode-1.18.33-hello", "fake_openai.py", ["--mode", "text"],
-         ["{LAB}/node_modules/.bin/opencode", "run", "--format", "json", "say hello"],
-         {"OPENCODE_CONFIG_CONTENT": "{OPENCODE_CONFIG}", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-          "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
-          "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "BUN_CONFIG_REGISTRY": "http://{PROXY}/",
-          "NPM_CONFIG_REGISTRY": "http://{PROXY}/"}, workdir="work_opencode", home="opencode", dialect="opencode"),
-    Case("codebuff-cli-1.0.115-ws", "fake_codebuff_ws.py", ["--mode", "tool", "--proto", "npm-app"],
-         ["node", "-r", "{LABKIT}/fake/cb115_env.cjs", "{LAB}/cb115/node_modules/codebuff/dist/index.js",
-          "{LAB}/work_cb", "run echo hi"],
-         {"ENVIRONMENT": "local", "NEXT_PUBLIC_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_APP_URL": "http://{PROXY}",
-          "NEXT_PUBLIC_SUPPORT_EMAIL": "support@example.invalid"},
-         workdir="work_cb", home="cb115", pty=True, typed="exit\r", wait=8, tee=False, timeout=60),
-    Case("codebuff-sdk-0.3.13-ws-tool", "fake_codebuff_ws.py", ["--mode", "tool", "--proto", "sdk"],
-         ["node", "{LABKIT}/cb_sdk03_run.cjs", "run echo hi"],
-         {"CB_SDK_DIR": "{LAB}/cbsdk0313/node_modules/@codebuff/sdk", "NEXT_PUBLIC_CODEBUFF_BACKEND_URL": "{PROXY}",
-          "NEXT_PUBLIC_CODEBUFF_APP_URL": "http://{PROXY}"}, workdir="work_cb", home="cbsdk03", tee=False),
-    Case("codebuff-sdk-0.10.7-http", "fake_openai.py", ["--mode", "text"],
-         ["node", "{LABKIT}/cb_sdk_run.mjs", "say hello", "fake-helper"],
-         {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "http://{PROXY}"},
-         workdir="work_cb", home="cbsdk", dialect="codebuff-events"),
+    case("codebuddy-2.117.0-hello", lc.codebuddy("text", "say hello"), home="codebuddy", dialect="codebuddy"),
+    case("codex-0.169.0-hello", lc.codex("text", "say hello"), workdir="work_codex", home="codex",
+         dialect="codex-exec"),
+    case("opencode-1.18.33-hello", lc.opencode("text", "say hello"), workdir="work_opencode", home="opencode",
+         dialect="opencode"),
+    case("codebuff-cli-1.0.115-ws", lc.cb115("tool", "run echo hi", work="{LAB}/work_cb"), **CB, home="cb115",
+         pty=True, typed="exit\r", wait=8, tee=False, timeout=60),
+    case("codebuff-sdk-0.3.13-ws-tool", lc.cbsdk03("tool", "run echo hi"), **CB, home="cbsdk03", tee=False),
+    case("codebuff-sdk-0.10.7-http", lc.cbsdk("text", "say hello"), **CB, home="cbsdk", dialect="codebuff-events"),
     # The same client over HTTPS through wirecap as a regular proxy: TLS decrypted with wirecap's CA.
-    Case("codebuff-sdk-0.10.7-https-ca", "fake_openai.py", ["--mode", "text"],
-         ["node", "-r", "{TMP}/fetch-proxy.cjs", "{LABKIT}/cb_sdk_run.mjs", "say hello", "fake-helper"],
+    Case("codebuff-sdk-0.10.7-https-ca", "fake_openai.py", ("--mode", "text"),
+         ("node", "-r", "{TMP}/fetch-proxy.cjs", "{LABKIT}/cb_sdk_run.mjs", "say hello", "fake-helper"),
          {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "https://{FAKE}",
           "UNDICI_PATH": "{LAB}/node_modules/undici"},
          workdir="work_cb", home="cbsdk", dialect="codebuff-events", https=True),
 ]
-
-
-def opencode_config(proxy: str) -> str:
-    return ('{"$schema":"https://opencode.ai/config.json","provider":{"fake":{"npm":"@ai-sdk/openai-compatible",'
-            f'"name":"Fake local","options":{{"baseURL":"http://{proxy}/v1","apiKey":"sk-fake-000"}},'
-            '"models":{"fake-model":{"name":"Fake Model","tool_call":true}}}},"model":"fake/fake-model",'
-            '"small_model":"fake/fake-model","autoupdate":false,"share":"disabled",'
-            '"permission":{"bash":"allow","edit":"allow"}}')
-
-
-def codex_config(home: Path, proxy: str) -> None:
-    (home / ".codex").mkdir(parents=True, exist_ok=True)
-    (home / ".codex" / "config.toml").write_text(f"""model = "gpt-5.5"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-plugin_sharing = false
-tool_suggest = false
-in_app_updates = false
-
-[analytics]
-enabled = false
-
-[model_providers.fake]
-name = "Fake local"
-base_url = "http://{proxy}/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-supports_websockets = false
-request_max_retries = 0
-stream_max_retries = 0
-""")
 
 
 # Serve a fake over TLS with a throwaway self-signed certificate (the upstream of an HTTPS capture).
@@ -189,34 +138,10 @@ def start_fake(case: Case, tmp: Path) -> tuple[subprocess.Popen, int]:
     raise SystemExit(f"{case.name}: the fake server did not start (see {tmp})")
 
 
-def type_slowly(fd: int, text: str, wait: float) -> None:
-    """Type like a person: the legacy Codebuff CLI ignores a fast write (paste detection)."""
-    time.sleep(wait)
-    with contextlib.suppress(OSError):
-        for ch in text:
-            os.write(fd, ch.encode())
-            time.sleep(0.1)
-        time.sleep(3)
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited ({proc.returncode}) before listening")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port}")
 
 
 def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
@@ -231,12 +156,11 @@ def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
         ctmp = lab / "tmpdir"
         ctmp.mkdir(exist_ok=True)
         if case.home == "codex":
-            codex_config(home, pxy)
+            lc.write_codex_config(home, pxy)
 
         def sub(s: str) -> str:
-            return (s.replace("{OPENCODE_CONFIG}", opencode_config(pxy)).replace("{LAB}", str(lab))
-                    .replace("{PROXY}", pxy).replace("{LABKIT}", str(LABKIT)).replace("{TMP}", str(tmp))
-                    .replace("{FAKE}", f"127.0.0.1:{fake_port}"))
+            return lc.substitute(s, {"OPENCODE_CONFIG": lc.opencode_config(pxy), "LAB": str(lab), "PROXY": pxy,
+                                     "LABKIT": str(LABKIT), "TMP": str(tmp), "FAKE": f"127.0.0.1:{fake_port}"})
 
         argv = [sub(a) for a in case.argv]
         # The client's whole environment (like the lab runners' `env -i`); wirecap passes it on to CMD.
@@ -267,7 +191,7 @@ def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
             rec = subprocess.Popen(record, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=client_log,
                                    stderr=client_log, start_new_session=True)
             procs.append(rec)
-            wait_port(int(pxy.rsplit(":", 1)[1]), rec, "wirecap record")
+            wait_listening(pxy, rec, "wirecap record")
             if case.pty:
                 argv = ["script", "-qefc", " ".join(f"'{a}'" for a in argv), "/dev/null"]
             p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin_r, stdout=client_log,

@@ -27,12 +27,14 @@ it printed is a matter of time, not of what it said: its stdout is compared as t
 screen (`screen_lines`: a line's carriage returns and erase-line sequences keep only its last frame),
 and the capture diff covers its network channels (`Case.net`) instead of the raw terminal bytes.
 
-The outcome goes to OUT/result.json (see `CaseResult`); every file of the case stays in OUT.
+The outcome goes to OUT/result.json (see `CaseResult`); every file of the case stays in OUT. How each
+client is launched (argv, environment, its fake, config files) comes from tests/labclients.py, shared
+with captures/make_captures.py.
 
     python tests/realclient.py CLIENT CASE OUT      # one case (re-runs itself under `unshare -n`)
     python tests/realclient.py --list               # the client x case matrix
 
-tests/test_realclient_suite.py runs the whole matrix a few cases at a time and prints the table.
+tests/integration/test_realclient_suite.py runs the whole matrix a few cases at a time and prints the table.
 Needs root (for `unshare -n`), the lab (`make lab`; WIRECAP_LAB or <repo>/.lab) and node.
 """
 
@@ -44,7 +46,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -52,20 +53,18 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import labclients as lc
 from conftest import lab_dir  # noqa: F401 - also used by the suite module as realclient.lab_dir
+from labclients import FAKES, LABKIT, type_slowly, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
-LABKIT = ROOT / "tests" / "fixtures" / "lab"
-FAKES = LABKIT / "fake"
 PROXY = "127.0.0.1:40000"  # where the client is pointed (the recording proxy), in both runs
 BACKEND = "127.0.0.1:40001"  # the fake when recording, `replay serve` when replaying
 CLIENT_TIMEOUT = 90.0  # seconds per client run (the slowest, opencode, takes ~10 s)
 RUN_DIRS = {"record": "rec", "replay": "replay-elsewhere"}  # per run: HOME, work dir and TMPDIR under OUT/THIS
 MISMATCH_TIMEOUT = 20.0  # seconds a client may take to give up on a replay mismatch, startup included (a retry loop is a hang)
 
-QUIET_CLAUDE = {"DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
-SJ = ["--output-format", "stream-json", "--verbose"]
+NO_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "0"}  # Claude Code: an HTTP error ends the run (no retry loop)
 
 
 @dataclass(frozen=True)
@@ -87,55 +86,36 @@ class Case:
     replay_swap: tuple[str, str] | None = None  # (recorded, live): the replay run's argv differs: a mismatch
 
 
+def _case(launch: lc.Launch, **kw) -> Case:
+    return Case(launch.fake, launch.fake_args, launch.argv, launch.env, **kw)
+
+
 def _claude(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] = ()) -> Case:
-    return Case("fake_anthropic.py", ("--mode", mode, *fake_args),
-                ("{LAB}/node_modules/.bin/claude", "-p", prompt, *SJ, *extra),
-                {"ANTHROPIC_BASE_URL": "http://{PROXY}", "ANTHROPIC_API_KEY": "sk-ant-fake-0000000000000000",
-                 **QUIET_CLAUDE})
+    return _case(lc.claude(mode, prompt, *extra, fake_args=fake_args, env=NO_RETRIES))
 
 
 def _codebuddy(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] = ()) -> Case:
-    return Case("fake_openai.py", ("--mode", mode, *fake_args),
-                ("{LAB}/codebuddy/node_modules/@tencent-ai/agent-sdk/cli/bin/codebuddy", "-p", prompt, *SJ, *extra),
-                {"CODEBUDDY_BASE_URL": "http://{PROXY}", "CODEBUDDY_API_KEY": "cb-fake-000",
-                 "CODEBUDDY_SKIP_BUILTIN_MARKETPLACE": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"})
+    return _case(lc.codebuddy(mode, prompt, *extra, fake_args=fake_args))
 
 
 def _codex(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
-    return Case("fake_openai.py", ("--mode", mode, *fake_args),
-                ("{LAB}/node_modules/.bin/codex", "exec", "--json", "--skip-git-repo-check", prompt),
-                {"OPENAI_API_KEY": "sk-fake-000000"}, setup="codex")
+    return _case(lc.codex(mode, prompt, fake_args), setup="codex")
 
 
 def _opencode(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
-    return Case("fake_openai.py", ("--mode", mode, *fake_args),
-                ("{LAB}/node_modules/.bin/opencode", "run", "--format", "json", prompt),
-                {"OPENCODE_CONFIG_CONTENT": "{OPENCODE_CONFIG}", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-                 "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-                 "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-                 "BUN_CONFIG_REGISTRY": "http://{PROXY}/", "NPM_CONFIG_REGISTRY": "http://{PROXY}/"})
+    return _case(lc.opencode(mode, prompt, fake_args))
 
 
 def _cb115(mode: str, prompt: str) -> Case:
-    return Case("fake_codebuff_ws.py", ("--mode", mode, "--proto", "npm-app"),
-                ("node", "-r", "{LABKIT}/fake/cb115_env.cjs", "{LAB}/cb115/node_modules/codebuff/dist/index.js",
-                 "{WORK}", prompt),
-                {"ENVIRONMENT": "local", "NEXT_PUBLIC_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_APP_URL": "http://{PROXY}",
-                 "NEXT_PUBLIC_SUPPORT_EMAIL": "support@example.invalid"},
-                pty=True, typed="exit\r", ready=("work > ", 2), wait=30, net=("ws-1",))
+    return _case(lc.cb115(mode, prompt), pty=True, typed="exit\r", ready=("work > ", 2), wait=30, net=("ws-1",))
 
 
 def _cbsdk03(mode: str, prompt: str) -> Case:
-    return Case("fake_codebuff_ws.py", ("--mode", mode, "--proto", "sdk"),
-                ("node", "{LABKIT}/cb_sdk03_run.cjs", prompt),
-                {"CB_SDK_DIR": "{LAB}/cbsdk0313/node_modules/@codebuff/sdk",
-                 "NEXT_PUBLIC_CODEBUFF_BACKEND_URL": "{PROXY}", "NEXT_PUBLIC_CODEBUFF_APP_URL": "http://{PROXY}"})
+    return _case(lc.cbsdk03(mode, prompt))
 
 
 def _cbsdk(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
-    return Case("fake_openai.py", ("--mode", mode, *fake_args),
-                ("node", "{LABKIT}/cb_sdk_run.mjs", prompt, "fake-helper"),
-                {"CB_SDK_DIR": "{LAB}/node_modules/@codebuff/sdk", "FAKE_BACKEND": "http://{PROXY}"})
+    return _case(lc.cbsdk(mode, prompt, fake_args))
 
 
 # client -> case -> Case. Cases: a plain reply, a tool round trip, every error mode of the client's fake.
@@ -379,72 +359,6 @@ def compare_screens(a: Path, b: Path, paths_a: dict[str, str], paths_b: dict[str
     return 1, "\n".join(d[:40])
 
 
-def opencode_config() -> str:
-    return ('{"$schema":"https://opencode.ai/config.json","provider":{"fake":{"npm":"@ai-sdk/openai-compatible",'
-            f'"name":"Fake local","options":{{"baseURL":"http://{PROXY}/v1","apiKey":"sk-fake-000"}},'
-            '"models":{"fake-model":{"name":"Fake Model","tool_call":true}}}},"model":"fake/fake-model",'
-            '"small_model":"fake/fake-model","autoupdate":false,"share":"disabled",'
-            '"permission":{"bash":"allow","edit":"allow"}}')
-
-
-CODEX_CONFIG = f"""model = "gpt-5.5"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-plugin_sharing = false
-tool_suggest = false
-in_app_updates = false
-
-[analytics]
-enabled = false
-
-[model_providers.fake]
-name = "Fake local"
-base_url = "http://{PROXY}/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-supports_websockets = false
-request_max_retries = 0
-stream_max_retries = 0
-"""
-
-
-def _wait_listening(hostport: str, proc: subprocess.Popen, what: str, timeout: float = 30) -> None:
-    host, port = hostport.rsplit(":", 1)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited ({proc.returncode}) before listening on {hostport}")
-        with socket.socket() as s:
-            if s.connect_ex((host, int(port))) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on {hostport} within {timeout:.0f} s")
-
-
-def _type_slowly(fd: int, text: str, wait: float, ready: tuple[str, int] | None, log: Path) -> None:
-    """Type like a person (codebuff 1.0.115 ignores a fast write: paste detection), once the client's
-    output in LOG holds READY's text READY's count times (its prompt again: the reply is done), or
-    after WAIT seconds: a loaded machine only makes it later, never too early."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if ready and log.exists() and log.read_bytes().count(ready[0].encode()) >= ready[1]:
-            time.sleep(0.5)
-            break
-        time.sleep(0.1)
-    with contextlib.suppress(OSError):
-        for ch in text:
-            os.write(fd, ch.encode())
-            time.sleep(0.1)
-        time.sleep(3)
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
 def _kill_group(p: subprocess.Popen) -> None:
     if p.poll() is None:
         with contextlib.suppress(ProcessLookupError):
@@ -471,9 +385,9 @@ class Runner:
         self.home, self.work, self.tmp = base / "home", base / "work", base / "tmp"
 
     def sub(self, s: str) -> str:
-        return (s.replace("{OPENCODE_CONFIG}", opencode_config()).replace("{LABKIT}", str(LABKIT))
-                .replace("{LAB}", str(self.lab)).replace("{PROXY}", PROXY).replace("{WORK}", str(self.work))
-                .replace("{SHARED}", str(self.out / "shared")))
+        return lc.substitute(s, {"OPENCODE_CONFIG": lc.opencode_config(PROXY), "LABKIT": str(LABKIT),
+                                 "LAB": str(self.lab), "PROXY": PROXY, "WORK": str(self.work),
+                                 "SHARED": str(self.out / "shared")})
 
     def paths(self, tag: str) -> dict[str, str]:
         """The run TAG's directories and what `wirecap diff` calls them."""
@@ -485,12 +399,8 @@ class Runner:
         for d in (self.home, self.work, self.tmp):
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
-        if self.case.setup in ("codex", "codex-retries"):
-            (self.home / ".codex").mkdir()
-            cfg = CODEX_CONFIG
-            if self.case.setup == "codex-retries":  # Codex's default retries
-                cfg = "".join(ln for ln in cfg.splitlines(keepends=True) if "_max_retries" not in ln)
-            (self.home / ".codex" / "config.toml").write_text(cfg)
+        if self.case.setup in ("codex", "codex-retries"):  # (codex-retries: Codex's default retries)
+            lc.write_codex_config(self.home, PROXY, default_retries=self.case.setup == "codex-retries")
 
     def env(self) -> dict[str, str]:
         """The client's whole environment (like the lab runners' `env -i`); wirecap passes it on."""
@@ -514,7 +424,7 @@ class Runner:
         typer = None
         if self.case.typed:
             stdin_r, stdin_w = os.pipe()
-            typer = threading.Thread(target=_type_slowly, daemon=True,
+            typer = threading.Thread(target=type_slowly, daemon=True,
                                      args=(stdin_w, self.case.typed, self.case.wait, self.case.ready,
                                            self.out / f"{tag}.out"))
         t0 = time.monotonic()
@@ -543,7 +453,7 @@ class Runner:
                               "--log", str(self.out / "fake.log.jsonl")],
                              stdout=subprocess.DEVNULL, stderr=open(self.out / "fake.stderr", "wb"),  # noqa: SIM115
                              start_new_session=True)
-        _wait_listening(BACKEND, p, "the fake server")
+        wait_listening(BACKEND, p, "the fake server")
         return p
 
     def run(self) -> CaseResult:
@@ -563,7 +473,7 @@ class Runner:
                                      stdout=subprocess.DEVNULL, stderr=open(self.out / "serve.stderr", "wb"),  # noqa: SIM115
                                      start_new_session=True)
             try:
-                _wait_listening(BACKEND, serve, "wirecap replay serve")
+                wait_listening(BACKEND, serve, "wirecap replay serve")
                 res.replay_rc, res.replay_s = self.client_run(
                     rep, "replay", MISMATCH_TIMEOUT if res.mismatch_case else CLIENT_TIMEOUT)
             finally:

@@ -1,7 +1,7 @@
 """Seeded corpora for redaction: realistic strings that are NOT secrets, and every secret shape.
 
 Generated in code (deterministic for a seed), never committed as data. Used by
-tests/test_redaction_corpus.py (false positives must be 0 bytes, recall 100 %) and bench/bench_redact.py.
+tests/integration/test_redaction_corpus.py (false positives must be 0 bytes, recall 100 %) and bench/bench_redact.py.
 """
 
 from __future__ import annotations

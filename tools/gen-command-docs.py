@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate docs/commands/reference.md from every wirecap command's --help.
 
-The reference is the help text itself, so it cannot drift from the CLI: `tests/test_docs_commands.py`
+The reference is the help text itself, so it cannot drift from the CLI: `tests/integration/test_docs_commands.py`
 fails when the committed file differs from what this script writes. Rendered at a fixed width (100
 columns) so the output does not depend on the terminal.
 

@@ -9,14 +9,12 @@ are output too), and records each run's exit status and the SHA-256 of its stdou
     python tools/golden.py update           # rewrite the manifest (only for a change you mean; say why)
     python tools/golden.py dump DIR         # write every run's full output under DIR, to diff two trees
 
-`tests/test_golden.py` runs `check`. To see what a change did, dump on both commits and `diff -r`.
+`tests/unit/test_golden.py` runs `check`. To see what a change did, dump on both commits and `diff -r`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import os
 import sys
 from collections.abc import Iterator
@@ -78,35 +76,11 @@ def runs(paths: list[str]) -> Iterator[tuple[str, list[str]]]:
         yield f"{a} {b} diff-event-files-json", ["diff", "--json", ea, eb]
 
 
-@contextlib.contextmanager
-def _captured() -> Iterator[tuple[io.BytesIO, io.BytesIO]]:
-    out, err = io.BytesIO(), io.BytesIO()
-    saved = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
-    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
-    try:
-        yield out, err
-    finally:
-        for stream in (sys.stdout, sys.stderr, sys.stdin):
-            with contextlib.suppress(ValueError):
-                stream.flush()
-            with contextlib.suppress(ValueError):
-                stream.detach()  # keep the BytesIO open when the wrapper is collected
-        sys.stdout, sys.stderr, sys.stdin = saved
-
-
 def run(argv: list[str]) -> tuple[int, bytes, bytes]:
     """Run `wirecap ARGV` in this process from the repository root: (exit status, stdout, stderr)."""
-    from wirecap.cli import main
+    from wirecap.cli.inprocess import run as run_in_process
 
-    with _captured() as (out, err):
-        try:
-            main(list(argv))
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    return code, out.getvalue(), err.getvalue()
+    return run_in_process(argv)
 
 
 def snapshot(dump: Path | None = None) -> dict[str, list]:

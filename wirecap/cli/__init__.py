@@ -13,9 +13,9 @@ import sys
 import click
 
 from wirecap import __version__
-from wirecap.errors import WirecapError
+from wirecap.errors import ExitStatus, WirecapError
 
-INTERNAL_ERROR = 3  # exit status of an unexpected exception (a bug); bad input is 2, never this
+INTERNAL_ERROR = ExitStatus.INTERNAL_ERROR  # (kept importable: the fuzz tests name it)
 
 # name -> "module:attribute". A command whose module is not there yet is simply not listed.
 COMMANDS: dict[str, str] = {
@@ -42,7 +42,7 @@ class _DownstreamClosed(Exception):
 
 
 class LazyGroup(click.Group):
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except BrokenPipeError as e:
@@ -86,7 +86,7 @@ def usage_error_line(e: click.UsageError) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors become one line on stderr and exit 2, never a traceback."""
+    """Entry point: user errors become one line on stderr and exit 2 (`ExitStatus`), never a traceback."""
     if argv is None:
         from wirecap.cli import common
 
@@ -98,17 +98,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
         click.echo("wirecap: aborted", err=True)
-        sys.exit(130)
+        sys.exit(ExitStatus.INTERRUPTED)
     except click.exceptions.NoArgsIsHelpError as e:
         # `wirecap` or `wirecap replay` alone: the help, as --help prints it.
         click.echo(e.ctx.get_help() if e.ctx is not None else e.format_message())
-        sys.exit(0)
+        sys.exit(ExitStatus.OK)
     except click.UsageError as e:
         click.echo(f"wirecap: {usage_error_line(e)}", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.ERROR)
     except click.ClickException as e:
         click.echo(f"wirecap: {e.format_message()}", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.ERROR)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except (BrokenPipeError, _DownstreamClosed):
@@ -121,10 +121,10 @@ def main(argv: list[str] | None = None) -> None:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-        sys.exit(0)
+        sys.exit(ExitStatus.OK)
     except KeyboardInterrupt:
-        sys.exit(130)
-    except Exception as e:  # noqa: BLE001 - the last resort: a bug, never bad input (tests/test_fuzz_commands.py)
+        sys.exit(ExitStatus.INTERRUPTED)
+    except Exception as e:  # noqa: BLE001 - the last resort: a bug, never bad input (tests/integration/test_fuzz_commands.py)
         import os
 
         if os.environ.get("WIRECAP_DEBUG"):
@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-            sys.exit(INTERNAL_ERROR)
+            sys.exit(ExitStatus.INTERNAL_ERROR)
         what = " ".join(str(e).split())[:200]
         click.echo(f"wirecap: internal error: {type(e).__name__}{': ' + what if what else ''} — please report "
                    f"it; WIRECAP_DEBUG=1 shows the traceback", err=True)
-        sys.exit(INTERNAL_ERROR)
+        sys.exit(ExitStatus.INTERNAL_ERROR)

@@ -43,11 +43,8 @@ def _list(capture: str, as_json: bool) -> None:
 
 
 def _from_validate(capture: str, author: str, dialect: str | None) -> None:
-    try:
-        from wirecap.analysis.validate import validate_capture
-    except ImportError:
-        raise WirecapError("--from-validate: validation is not available in this build "
-                           "(wirecap.analysis.validate is missing)") from None
+    from wirecap.analysis.validate import validate_capture
+
     findings = validate_capture(capture, dialect=dialect)
     existing = notes_mod.load_notes(capture)
     new = notes_mod.notes_from_findings(findings, existing, author=author)

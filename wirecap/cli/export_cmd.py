@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from typing import BinaryIO, cast
 
 import click
 
@@ -29,13 +31,13 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     refuse_output_over_input(har_path, [capture])
     with CaptureReader(capture) as reader:  # written as the channels close: memory stays bounded
         if har_path == "-":
-            counts = write_har(reader.header, reader, click.get_binary_stream("stdout"))
+            counts = write_har(reader.header, reader, sys.stdout.buffer)
         else:
             if not force and os.path.lexists(har_path):
                 raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)")
             # through a temp file renamed into place: bad input met halfway leaves no half a HAR
             with replacing_file(har_path) as f:
-                counts = write_har(reader.header, reader, f)
+                counts = write_har(reader.header, reader, cast(BinaryIO, f))  # (opened "wb")
     for line in reader.report():
         click.echo(f"wirecap: {line}", err=True)
     if quiet:

@@ -1,87 +1,18 @@
-"""`wirecap record`, `wirecap ca`, `wirecap addon-path`: live network capture through mitmproxy."""
+"""`wirecap record`, `wirecap ca`, `wirecap addon-path`: live network capture through mitmproxy.
+
+A thin shell: the session (proxy, capture, the command under tee) is `wirecap.record.session`,
+the signal handling `wirecap.record.supervise`."""
 
 from __future__ import annotations
 
 import os
-import re
-import signal
 import sys
 from pathlib import Path
 
 import click
 
 from wirecap.cli.common import check_capture_output, check_dialect, make_redactor, redaction_options
-from wirecap.errors import WirecapError
-
-WAITED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-TICK = 0.2
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]", "127.0.0.0/8", ".localhost", "*.localhost"}
-
-
-def parse_listen(spec: str | None, default_port: int) -> tuple[str, int]:
-    """`HOST:PORT`, `PORT`, `[::1]:PORT` or `HOST` -> (host, port). Loopback unless told otherwise."""
-    if not spec:
-        return "127.0.0.1", default_port
-    m = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?|([^:]*):(\d+)|(\d+)|([^:]+)", spec.strip())
-    if not m:
-        raise WirecapError(f"--listen {spec!r}: expected HOST:PORT or PORT")
-    v6host, v6port, host, port, only_port, only_host = m.groups()
-    h = v6host or host or only_host or "127.0.0.1"
-    p = v6port or port or only_port
-    portn = int(p) if p is not None else default_port
-    if not 0 <= portn <= 65535:
-        raise WirecapError(f"--listen {spec!r}: port out of range")
-    return h, portn
-
-
-def check_listen(host: str, port: int) -> None:
-    """Fail early, in one line, when the proxy could not listen there (mitmproxy would print its own
-    multi-line error that suggests one of its options, not ours)."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        family, _t, _p, _c, addr = infos[0]
-        with socket.socket(family, socket.SOCK_STREAM) as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(addr)
-    except OSError as e:
-        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise WirecapError(f"--listen {host}:{port}: cannot listen there: {why}") from None
-
-
-def parse_size(spec: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[bB]?\s*", spec)
-    if not m:
-        raise WirecapError(f"--body-cap {spec!r}: expected a size such as 1048576, 512k or 16m")
-    return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
-
-
-def child_env(base: dict[str, str], proxy_url: str | None, base_url_envs: tuple[str, ...],
-              reverse_url: str | None) -> tuple[dict[str, str], dict[str, str]]:
-    """The command's environment and the part of it wirecap set (to print)."""
-    from wirecap.record.ca import ca_env
-
-    env = dict(base)
-    told: dict[str, str] = {}
-    if proxy_url:
-        for name in PROXY_VARS:
-            told[name] = proxy_url
-        for name in ("NO_PROXY", "no_proxy"):
-            if name in env:
-                kept = [x for x in env[name].split(",") if x.strip() and x.strip().lower() not in LOOPBACK_NAMES]
-                if kept:
-                    told[name] = ",".join(kept)
-                else:
-                    env.pop(name)
-        told.update(ca_env())
-    if reverse_url:
-        told["WIRECAP_PROXY_URL"] = reverse_url
-        for name in base_url_envs:
-            told[name] = reverse_url
-    env.update(told)
-    return env, told
+from wirecap.errors import ExitStatus, WirecapError
 
 
 def _announce(line: str) -> None:
@@ -89,12 +20,6 @@ def _announce(line: str) -> None:
         os.write(2, f"wirecap: {line}\n".encode())
     except OSError:
         pass
-
-
-def _write_port_file(path: str, port: int) -> None:
-    from wirecap.fsmode import write_private
-
-    write_private(path, f"{port}\n")
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
@@ -136,69 +61,39 @@ def record(output: str, reverse: str | None, upstream: str | None, listen: str |
     recorded into the same capture, and wirecap exits with CMD's exit code. Ctrl-C or SIGTERM stops
     recording cleanly. See docs/commands/record.md.
     """
-    from wirecap.capture.writer import default_origin, open_writer
-    from wirecap.record.proxy import normalize_mode, start_proxy
+    from wirecap.record.session import RecordSession, check_command, parse_size
+    from wirecap.record.supervise import blocked, supervise, wait_for_signal, waited_signals
 
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
     check_capture_output(output)
     check_dialect(dialect)
     cap = parse_size(body_cap)
-    if reverse and upstream:
-        raise WirecapError("--reverse and --upstream cannot be combined")
     if base_url_envs and not (reverse and command):
         raise WirecapError("--base-url-env needs --reverse and a command (-- CMD ARGS...)")
-    if reverse:
-        if not re.match(r"^https?://", reverse):
-            raise WirecapError(f"--reverse {reverse!r}: expected http://HOST:PORT or https://HOST[:PORT]")
-        mode = f"reverse:{reverse}"
-    else:
-        mode = "regular"
-    if upstream and not re.match(r"^https?://[^/:]+(:\d+)?/?$", upstream):
-        raise WirecapError(f"--upstream {upstream!r}: expected http://HOST:PORT (the other proxy)")
-    mode = normalize_mode(mode, upstream)
-    host, port = parse_listen(listen, 0 if command else 8080)
-    check_listen(host, port)
+    warned: list[str] = []
+
+    def on_error(message: str) -> None:
+        if not warned:
+            warned.append(message)
+            _announce(f"warning: {message} (capture incomplete; traffic still passes through)")
+
+    session = RecordSession(output, reverse=reverse, upstream=upstream, listen=listen, default_port=0 if command else 8080,
+                            port_file=port_file, body_cap=cap, ssl_insecure=ssl_insecure, force=force,
+                            redactor=redactor, say=_silent if quiet else _announce,
+                            proxy_log=None if quiet else _proxy_log, on_error=on_error)
     if command:
-        _check_command(command)
-
-    # Signals are collected by this (main) thread alone: block them before any thread starts.
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
-    status = 0
-    say = _silent if quiet else _announce
-    try:
-        warned: list[str] = []
-
-        def on_error(message: str) -> None:
-            if not warned:
-                warned.append(message)
-                _announce(f"warning: {message} (capture incomplete; traffic still passes through)")
-
-        writer = open_writer(output, origin=default_origin("record"), redactor=redactor, force=force, on_error=on_error)
-        started = False
-        try:
-            handle = start_proxy(writer, mode=mode, listen_host=host, listen_port=port, body_cap=cap,
-                                 ssl_insecure=ssl_insecure, log=None if quiet else _proxy_log)
-            started = True
-            try:
-                url = f"http://{'[' + host + ']' if ':' in host else host}:{handle.port}"
-                if port_file:
-                    _write_port_file(port_file, handle.port)
-                what = f"reverse proxy to {reverse}" if reverse else (f"proxy via {upstream}" if upstream else "proxy")
-                say(f"{what} listening on {url}; recording to {output}")
-                if command:
-                    status = _run_command(writer, command, url, reverse, base_url_envs, dialect, use_pty, say)
-                    say(f"{command[0]} exited with status {status}; capture: {output}")
-                else:
-                    _wait_for_signal()
-                    say(f"stopping; capture: {output}")
-            finally:
-                handle.stop()
-        finally:
-            writer.close()
-            if not started:
-                _remove_if_empty(output)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        check_command(command)
+    waited = waited_signals(use_pty and bool(command))
+    status: int = ExitStatus.OK
+    # Signals are collected by this (main) thread alone: blocked before any thread starts.
+    with blocked(waited), session:
+        if command:
+            runner = session.spawn(command, base_url_envs=base_url_envs, dialect=dialect, pty=use_pty)
+            status = supervise(runner, waited, use_pty)
+            session.say(f"{command[0]} exited with status {status}; capture: {output}")
+        else:
+            wait_for_signal(waited)
+            session.say(f"stopping; capture: {output}")
     sys.stdout.flush()
     sys.exit(status)
 
@@ -209,47 +104,6 @@ def _silent(line: str) -> None:
 
 def _proxy_log(line: str) -> None:
     _announce(f"proxy: {line}")
-
-
-def _check_command(command: tuple[str, ...]) -> None:
-    import shutil
-
-    if os.sep not in command[0] and shutil.which(command[0]) is None:
-        err = WirecapError(f"{command[0]}: command not found")
-        err.exit_code = 127
-        raise err
-
-
-def _remove_if_empty(path: str) -> None:
-    """A proxy that never started leaves no capture behind (so a retry needs no --force)."""
-    try:
-        with open(path, "rb") as f:
-            lines = f.read(1 << 20).count(b"\n")
-        if lines <= 2:
-            os.unlink(path)
-    except OSError:
-        pass
-
-
-def _wait_for_signal() -> None:
-    while signal.sigtimedwait(WAITED, TICK) is None:
-        pass
-
-
-def _run_command(writer, command: tuple[str, ...], proxy_url: str, reverse: str | None,
-                 base_url_envs: tuple[str, ...], dialect: str | None, use_pty: bool, say) -> int:
-    from wirecap.cli.tee_cmd import _supervise
-    from wirecap.record.tee import TeeRunner
-
-    if reverse:
-        env, told = child_env(dict(os.environ), None, base_url_envs, proxy_url)
-    else:
-        env, told = child_env(dict(os.environ), proxy_url, (), None)
-    for name, value in told.items():
-        say(f"set {name}={value}")
-    runner = TeeRunner(writer, list(command), pty=use_pty, dialect=dialect, env=env)
-    runner.start()
-    return _supervise(runner, WAITED + ((signal.SIGWINCH,) if use_pty else ()), use_pty)
 
 
 @click.command()

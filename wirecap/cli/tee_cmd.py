@@ -1,20 +1,16 @@
-"""`wirecap tee`: record a CLI's stdout/stderr (or a pipe) while passing it through untouched."""
+"""`wirecap tee`: record a CLI's stdout/stderr (or a pipe) while passing it through untouched.
+
+A thin shell over `wirecap.record.tee` (the recorders) and `wirecap.record.supervise` (signals)."""
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 import click
 
 from wirecap.cli.common import check_capture_output, check_dialect, make_redactor, redaction_options
 from wirecap.errors import WirecapError
-
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel raised itself (e.g. Ctrl-C on a terminal)
-TICK = 0.05  # how often the main thread looks up from waiting for signals
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -39,6 +35,7 @@ def tee(output: str, dialect: str | None, use_pty: bool, record_stdin: bool, for
     warning is printed. See docs/commands/tee.md.
     """
     from wirecap.capture.writer import default_origin, open_writer
+    from wirecap.record.supervise import blocked, supervise, supervise_pipe, waited_signals
     from wirecap.record.tee import PipeTee, TeeRunner
 
     redactor = make_redactor(no_redact, redact_keys, redact_patterns)
@@ -47,10 +44,7 @@ def tee(output: str, dialect: str | None, use_pty: bool, record_stdin: bool, for
     if not command and (use_pty or record_stdin):
         raise WirecapError("--pty and --record-stdin need a command: wirecap tee -o CAP [OPTIONS] -- CMD ARGS...")
 
-    waited = FORWARDED + ((signal.SIGWINCH,) if use_pty else ())
-    # Block the signals before any thread exists, so every thread inherits the mask and the main
-    # thread alone collects them (with who sent them) through sigtimedwait.
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waited)
+    waited = waited_signals(use_pty)
     runner: TeeRunner | PipeTee | None = None
 
     def on_error(message: str) -> None:
@@ -63,55 +57,19 @@ def tee(output: str, dialect: str | None, use_pty: bool, record_stdin: bool, for
             except OSError:
                 pass
 
-    try:
+    # The signals are blocked before any thread exists, so every thread inherits the mask and the main
+    # thread alone collects them (with who sent them) through sigtimedwait.
+    with blocked(waited):
         writer = open_writer(output, origin=default_origin("tee"), redactor=redactor, force=force, on_error=on_error)
         try:
             if command:
                 runner = TeeRunner(writer, list(command), pty=use_pty, record_stdin=record_stdin, dialect=dialect)
                 runner.start()
-                status = _supervise(runner, waited, use_pty)
+                status = supervise(runner, waited, use_pty)
             else:
                 runner = PipeTee(writer, dialect=dialect)
-                status = _supervise_pipe(runner, waited)
+                status = supervise_pipe(runner, waited)
         finally:
             writer.close()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     sys.stdout.flush()
     sys.exit(status)
-
-
-def _supervise(runner, waited: tuple[int, ...], use_pty: bool) -> int:
-    """Collect signals for the child until it has exited and its output is recorded."""
-    while True:
-        status = runner.wait(0)
-        if status is not None:
-            return status
-        info = signal.sigtimedwait(waited, TICK)
-        if info is None:
-            continue
-        if info.si_signo == getattr(signal, "SIGWINCH", -1):
-            runner.resize()
-        elif info.si_code == SI_KERNEL and not use_pty:
-            # Raised by our terminal (Ctrl-C, Ctrl-\, hangup) for the whole foreground process
-            # group, the child included: it already has it, so do not deliver it twice.
-            continue
-        else:
-            runner.forward_signal(info.si_signo)
-
-
-def _supervise_pipe(pipe, waited: tuple[int, ...]) -> int:
-    """Pipe mode: copy until EOF; a signal stops us (cleanly, with `end`) like it stops `tee`."""
-    result: list[int] = []
-    worker = threading.Thread(target=lambda: result.append(pipe.run()), name="wirecap-tee-pipe", daemon=True)
-    worker.start()
-    got: int | None = None
-    while worker.is_alive():
-        info = signal.sigtimedwait(waited, TICK)
-        if info is not None:
-            got = info.si_signo
-            pipe.forward_signal(got)
-    worker.join()
-    if got is not None:
-        return 128 + got
-    return result[0] if result else 1

@@ -337,7 +337,7 @@ class WirecapAddon:
         elif st.collector is not None:
             col = st.collector
             if col.cut:  # a prefix of the wire bytes (still encoded, if it was)
-                extra = {"flags": ["undecoded"]} if resp.headers.get("content-encoding") else {}
+                extra: dict[str, Any] = {"flags": ["undecoded"]} if resp.headers.get("content-encoding") else {}
                 self.writer.msg(st.ch, "s2c", bytes(col.buf), truncated=col.wire_bytes, **extra)
             else:
                 self._write_body(st, "s2c", bytes(col.buf), resp.headers, encoding_field=False)

@@ -72,7 +72,7 @@ def _system_bundle() -> bytes:
 
     candidates = [ssl.get_default_verify_paths().cafile, "/etc/ssl/certs/ca-certificates.crt",
                   "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"]
-    try:
+    try:  # a third-party package (mitmproxy's dependency today): used when there, never required
         import certifi
 
         candidates.append(certifi.where())

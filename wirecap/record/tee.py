@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from wirecap.capture.redact import chunk_is_clean
 from wirecap.capture.writer import CaptureWriter
-from wirecap.errors import WirecapError
+from wirecap.errors import ExitStatus, WirecapError
 from wirecap.record.lines import LineSplitter
 
 CHUNK = 256 * 1024  # one read; big enough that a fast producer costs few syscalls per MB
@@ -71,7 +71,7 @@ def env_record(env: dict[str, str]) -> dict[str, str | None]:
 
 def exit_status(returncode: int) -> int:
     """A shell-style status: the exit code, or 128+N for a child killed by signal N."""
-    return 128 - returncode if returncode < 0 else returncode
+    return ExitStatus.killed_by(-returncode) if returncode < 0 else returncode
 
 
 def _signal_name(signum: int) -> str:
@@ -309,6 +309,9 @@ class TeeRunner(_TeeBase):
 
     # --- starting -------------------------------------------------------------------------------
     def start(self) -> None:
+        """Open the channels, start the child, then its pumps and the waiter. A child that cannot be
+        started is a WirecapError with the shell's status (127 not found, 126 not runnable) and an
+        `error` record in the capture."""
         w = self.writer
         # The child's API keys (ANTHROPIC_API_KEY, ...) are recorded by name only; learned here, they are
         # also redacted wherever the child prints or sends them (even in a shape no rule knows).
@@ -317,7 +320,15 @@ class TeeRunner(_TeeBase):
         self.stdout_ch = w.new_channel("stdout")
         self.stderr_ch = w.new_channel("stderr")
         self.stdin_ch = w.new_channel("stdin") if self.record_stdin else None
-        hint = {"dialect": self.dialect} if self.dialect else {}
+        t0 = w.now()
+        started = _now_iso()
+        self.proc = self._popen()
+        self.t_start = t0
+        self._open_channels(t0, started)
+        self._start_pumps()
+
+    def _popen(self) -> subprocess.Popen[bytes]:
+        """The child, on a new pseudo-terminal (`pty`) or on pipes; our ends stay with us."""
         slave = None
         kwargs: dict[str, Any] = {}
         if self.pty:
@@ -329,25 +340,25 @@ class TeeRunner(_TeeBase):
             kwargs.update(stdin=subprocess.PIPE if self.record_stdin else self.stdin_fd, stdout=subprocess.PIPE)
             if signal.pthread_sigmask(signal.SIG_BLOCK, []):
                 kwargs["preexec_fn"] = _unblock_signals  # our CLI blocks signals to sigwait them
-        t0 = w.now()
-        started = _now_iso()
         try:
-            self.proc = subprocess.Popen(
+            return subprocess.Popen(
                 self.argv, stderr=subprocess.PIPE, env=self.env, cwd=self.cwd, bufsize=0, close_fds=True, **kwargs
             )
         except OSError as e:
-            if slave is not None:
-                os.close(slave)
             if self._master is not None:
                 os.close(self._master)
-            w.error(f"cannot run {self.argv[0]}: {e.strerror or e}", where="tee.start")
-            err = WirecapError(f"{self.argv[0]}: {e.strerror or e}")
-            err.exit_code = 127 if isinstance(e, FileNotFoundError) else 126
-            raise err from None
+                self._master = None
+            self.writer.error(f"cannot run {self.argv[0]}: {e.strerror or e}", where="tee.start")
+            status = ExitStatus.COMMAND_NOT_FOUND if isinstance(e, FileNotFoundError) else ExitStatus.CANNOT_EXECUTE
+            raise WirecapError(f"{self.argv[0]}: {e.strerror or e}", exit_code=status) from None
         finally:
             if slave is not None:
                 os.close(slave)
-        self.t_start = t0
+
+    def _open_channels(self, t0: float, started: str) -> None:
+        assert self.proc is not None
+        w = self.writer
+        hint = {"dialect": self.dialect} if self.dialect else {}
         w.open(self.proc_ch, "process", t0, argv=self.argv, cwd=self.cwd, env=env_record(self.env),
                pid=self.proc.pid, started=started, **({"pty": True} if self.pty else {}), **hint)
         w.open(self.stdout_ch, "pipe", t0, proc=self.proc_ch, stream="stdout", **hint)
@@ -355,9 +366,11 @@ class TeeRunner(_TeeBase):
         if self.stdin_ch:
             w.open(self.stdin_ch, "pipe", t0, proc=self.proc_ch, stream="stdin", **hint)
 
+    def _start_pumps(self) -> None:
+        """One pump per stream (stdout, stderr, and stdin when forwarded through us), then the waiter."""
+        assert self.proc is not None and self.proc.stderr is not None
         out_stream = _Stream(self.stdout_ch, "s2c")
         err_stream = _Stream(self.stderr_ch, "s2c")
-        assert self.proc.stderr is not None
         if self.pty:
             assert self._master is not None
             src_out = self._master
@@ -395,19 +408,7 @@ class TeeRunner(_TeeBase):
     # --- stdin ------------------------------------------------------------------------------------
     def _stdin_pump(self) -> None:
         """Forward our stdin to the child (pipe or pty), recording it when asked."""
-        assert self.proc is not None
-        if self.pty:
-            dst = self._master
-            if os.isatty(self.stdin_fd):
-                try:
-                    self._saved_tty = termios.tcgetattr(self.stdin_fd)
-                    tty.setraw(self.stdin_fd)  # keystrokes go to the child's terminal as typed
-                except termios.error:
-                    self._saved_tty = None
-        else:
-            assert self.proc.stdin is not None
-            dst = self.proc.stdin.fileno()
-        assert dst is not None
+        dst = self._stdin_target()
         stream = _Stream(self.stdin_ch, "c2s") if self.stdin_ch else None
         poller = select.poll()
         poller.register(self.stdin_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
@@ -423,30 +424,52 @@ class TeeRunner(_TeeBase):
                     chunk = b""
                 t = now()
                 if not chunk:
-                    if self.pty:  # end of input: the terminal's EOF character (twice after a partial line)
-                        try:
-                            eof = termios.tcgetattr(dst)[6][termios.VEOF]
-                            os.write(dst, eof if last.endswith(b"\n") else eof * 2)
-                        except (OSError, termios.error):
-                            pass
+                    self._send_eof(dst, last)
                     break
                 if stream is not None:
                     self._record(stream, t, chunk)  # recorded before the child can act on it
-                try:
-                    n = os.write(dst, chunk)
-                    while n < len(chunk):
-                        n += os.write(dst, chunk[n:])
-                except OSError:
+                if not _write_all(dst, chunk):
                     break  # the child closed its stdin (or exited): stop reading ours
                 last = chunk
         finally:
-            if not self.pty and self.proc.stdin is not None:
-                try:
-                    self.proc.stdin.close()
-                except OSError:
-                    pass
+            self._close_child_stdin()
             if stream is not None:
                 self._finish(stream, now())
+
+    def _stdin_target(self) -> int:
+        """Where our stdin goes: the pty (our terminal switched to raw mode: keystrokes go to the child's
+        terminal as typed, restored when the child exits) or the child's stdin pipe."""
+        assert self.proc is not None
+        if not self.pty:
+            assert self.proc.stdin is not None
+            return self.proc.stdin.fileno()
+        assert self._master is not None
+        if os.isatty(self.stdin_fd):
+            try:
+                self._saved_tty = termios.tcgetattr(self.stdin_fd)
+                tty.setraw(self.stdin_fd)
+            except termios.error:
+                self._saved_tty = None
+        return self._master
+
+    def _send_eof(self, dst: int, last: bytes) -> None:
+        """End of our input. On a pty: the terminal's EOF character (twice after a partial line); a pipe
+        is closed by `_close_child_stdin`."""
+        if not self.pty:
+            return
+        try:
+            eof = termios.tcgetattr(dst)[6][termios.VEOF]
+            os.write(dst, eof if last.endswith(b"\n") else eof * 2)
+        except (OSError, termios.error):
+            pass
+
+    def _close_child_stdin(self) -> None:
+        assert self.proc is not None
+        if not self.pty and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
 
     # --- waiting and signals ----------------------------------------------------------------------
     def _wait_child(self) -> None:
@@ -556,10 +579,21 @@ class PipeTee(_TeeBase):
         self._pump(self.stdin_fd, self.out, stream, closed)
         t_end = w.now()
         w.close_channel(proc_ch, t_end, exit_code=None, duration=round(t_end - t0, 6))
-        return 128 + signal.SIGPIPE if self.downstream_closed else 0
+        return ExitStatus.killed_by(signal.SIGPIPE) if self.downstream_closed else ExitStatus.OK
 
     def forward_signal(self, signum: int) -> None:
         self._abandon.set()
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    """Write all of `data` to `fd`; False when the reader is gone (or the write failed)."""
+    try:
+        n = os.write(fd, data)
+        while n < len(data):
+            n += os.write(fd, data[n:])
+    except OSError:
+        return False
+    return True
 
 
 def _grow_pipe(fd: int) -> None:
