@@ -14,6 +14,7 @@ are output too), and records each run's exit status and the SHA-256 of its stdou
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import sys
@@ -84,9 +85,17 @@ def run(argv: list[str]) -> tuple[int, bytes, bytes]:
 
 
 def snapshot(dump: Path | None = None) -> dict[str, list]:
+    """Every run's [exit status, stdout hash, stderr hash]; with `dump`, the outputs too. Holds a lock
+    on EVENTS_DIR for the whole run, so snapshots running at once (several checkouts) never share it."""
     os.environ.update(ENV)
     os.chdir(ROOT)
     Path(EVENTS_DIR).mkdir(exist_ok=True)
+    with open(f"{EVENTS_DIR}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _snapshot(dump)
+
+
+def _snapshot(dump: Path | None) -> dict[str, list]:
     result: dict[str, list] = {}
     for rid, argv in runs(inputs()):
         code, out, err = run(argv)
