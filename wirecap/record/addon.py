@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wirecap.capture.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
+from wirecap.capture.records import Direction
 from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import SSEParser, sse_record_fields
 from wirecap.capture.writer import CaptureWriter, default_origin
@@ -265,7 +266,7 @@ class WirecapAddon:
         if st is not None and st.kind == "http":
             self._write_body(st, "c2s", flow.request.raw_content, flow.request.headers, encoding_field=True)
 
-    def _write_body(self, st: _Chan, dir: str, raw: bytes | None, headers: Any, *, encoding_field: bool) -> None:
+    def _write_body(self, st: _Chan, dir: Direction, raw: bytes | None, headers: Any, *, encoding_field: bool) -> None:
         if not raw:
             return
         assert self.writer is not None
@@ -410,7 +411,7 @@ class WirecapAddon:
         content = m.content
         writer = self.writer
         assert writer is not None
-        dir = "c2s" if m.from_client else "s2c"
+        dir: Direction = "c2s" if m.from_client else "s2c"
         if m.is_text and not (m.injected or m.dropped) and (self.body_cap <= 0 or len(content) <= self.body_cap):
             # The common case (a whole text frame, no extra fields): the writer's byte-built path.
             writer.msg(st.ch, dir, content)

@@ -35,6 +35,7 @@ import tty
 from collections.abc import Callable
 from typing import IO, Any
 
+from wirecap.capture.records import Direction
 from wirecap.capture.redact import chunk_is_clean
 from wirecap.capture.writer import CaptureWriter
 from wirecap.errors import ExitStatus, WirecapError
@@ -144,9 +145,9 @@ class _Stream:
 
     __slots__ = ("ch", "dir", "splitter", "bytes", "lines", "extra", "broken")
 
-    def __init__(self, ch: str, direction: str) -> None:
+    def __init__(self, ch: str, direction: Direction) -> None:
         self.ch = ch
-        self.dir = direction
+        self.dir: Direction = direction
         self.splitter = LineSplitter()
         self.bytes = 0
         self.lines = 0
