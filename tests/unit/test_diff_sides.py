@@ -108,3 +108,17 @@ def test_an_error_of_side_b_is_one_line_either_way(tmp_path):
     assert [r.returncode for r in outs] == [2, 2]
     assert outs[0].stderr == outs[1].stderr and str(bad).encode() in outs[0].stderr
     assert len(outs[0].stderr.splitlines()) == 1 and not outs[0].stdout
+
+
+@pytest.mark.skipif(bool(os.environ.get("WIRECAP_SIDES_INNER")), reason="already the fresh process")
+def test_the_fork_tests_run_in_a_fresh_process_when_this_one_cannot_fork():
+    """Under xdist, a thread an earlier test left alive rules fork out in this worker and the tests
+    above skip; so this file also runs on its own, in a fresh interpreter, where none may skip."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider", "-rs",
+                        __file__, "-k", "not fresh_process"], capture_output=True, text=True, timeout=120,
+                       cwd=Path(__file__).resolve().parents[2], env={**os.environ, "WIRECAP_SIDES_INNER": "1"})
+    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-500:]
+    assert r.returncode == 0 and "skipped" not in tail and "passed" in tail, r.stdout[-2000:] + r.stderr[-1000:]
