@@ -82,7 +82,7 @@ def content_encodings(header: str | None) -> list[str]:
     return [e.strip().lower() for e in header.split(",") if e.strip() and e.strip().lower() != "identity"]
 
 
-class StreamDecoder:
+class ContentDecoder:
     """Decodes a content-encoded body piece by piece (gzip/deflate, br, zstd, stacked)."""
 
     def __init__(self, encodings: list[str]) -> None:
@@ -118,7 +118,7 @@ def decode_body(raw: bytes, encodings: list[str]) -> bytes:
     """A whole body decoded (raises ValueError or zlib.error etc. when it is not what it claims)."""
     if not encodings:
         return raw
-    d = StreamDecoder(encodings)
+    d = ContentDecoder(encodings)
     return d.feed(raw) + d.flush()
 
 

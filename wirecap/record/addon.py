@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wirecap.capture.bodies import StreamDecoder, cap_body, content_encodings, decode_body, headers_dict
+from wirecap.capture.bodies import ContentDecoder, cap_body, content_encodings, decode_body, headers_dict
 from wirecap.capture.records import Direction
 from wirecap.capture.redact import Redactor
 from wirecap.capture.sse import SSEParser, sse_record_fields
@@ -516,7 +516,7 @@ class _LiveObserver(_StreamWrap):
     def __init__(self, addon: WirecapAddon, ch: str, encodings: list[str], parser: Any) -> None:
         super().__init__(addon, ch)
         self.parser = parser
-        self.decoder: StreamDecoder | None = StreamDecoder(encodings) if encodings else None
+        self.decoder: ContentDecoder | None = ContentDecoder(encodings) if encodings else None
         self.finished = False
 
     def observe(self, data: bytes) -> None:

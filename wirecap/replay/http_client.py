@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from wirecap.capture.bodies import StreamDecoder, content_encodings
+from wirecap.capture.bodies import ContentDecoder, content_encodings
 from wirecap.capture.payload import encode_payload
 from wirecap.capture.sse import SSEParser, sse_record_fields
 from wirecap.capture.writer import CaptureWriter
@@ -201,14 +201,14 @@ class _Exchange:
             self.on_message(fields)
 
 
-def _decoder(header: str | None) -> StreamDecoder | None:
+def _decoder(header: str | None) -> ContentDecoder | None:
     """The recorder's decoder for a `content-encoding` (None when there is none, or none it knows:
     the body is then recorded as it came)."""
     encs = content_encodings(header)
     if not encs:
         return None
     try:
-        return StreamDecoder(encs)
+        return ContentDecoder(encs)
     except ValueError:
         return None
 
@@ -217,7 +217,7 @@ class _BodySink:
     """A response body, decoded, made into messages: one per SSE event as it completes, else one
     for the whole body at the end."""
 
-    def __init__(self, ex: _Exchange, decoder: StreamDecoder | None) -> None:
+    def __init__(self, ex: _Exchange, decoder: ContentDecoder | None) -> None:
         self.ex = ex
         self.decoder = decoder
         self.encoding = ", ".join(content_encodings(ex.res.headers.get("content-encoding"))) if decoder else ""
