@@ -36,6 +36,11 @@ TELEMETRY = dialects.TELEMETRY
 SECRET_VALUE_PATHS = ("**.authToken", "**.apiKey", "**.api_key")
 
 
+def _seq_or_zero(rec: dict[str, Any]) -> int:
+    seq = rec.get("seq")
+    return seq if isinstance(seq, int) else 0
+
+
 def channel_dialect(script: ChannelScript) -> str | None:
     """The channel's dialect as the decoders decide it: `wirecap.dialects.detect_channel` over the
     open record and the same first messages (the hint, else the dialects' sniffs). None when no
@@ -47,7 +52,7 @@ def channel_dialect(script: ChannelScript) -> str | None:
         first.extend(r.record for r in s.replies)
         if len(first) >= dialects.DETECT_MSGS:
             break
-    first.sort(key=lambda r: r.get("seq") if isinstance(r.get("seq"), int) else 0)
+    first.sort(key=_seq_or_zero)
     return dialects.detect_channel(script.open, first[:dialects.DETECT_MSGS])[0]
 
 
