@@ -13,7 +13,7 @@ from wirecap.capture import CaptureReader, payload_bytes
 from wirecap.capture.importers import Source, detect_kind
 from wirecap.capture.payload import payload_size
 from wirecap.capture.schema import validate_capture_file
-from wirecap.dialects import detect_channel
+from wirecap.dialects import detect_channel, session_file_dialect
 
 ALL_SAMPLES = sorted(
     p for p in [*SAMPLES.glob("*.jsonl"), *SAMPLES.glob("*.txt"), *(SAMPLES / "public").glob("*.*json*")]
@@ -135,7 +135,7 @@ def test_timestamps_in_lines_are_kept(tmp_path):
          "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}},
     ]
     src.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
-    assert detect_kind(Source(str(src), src.read_bytes())) == "claude-session"
+    assert detect_kind(Source(str(src), src.read_bytes()), session_file_dialect) == "claude-session"
     out = _import(tmp_path, src)
     header, recs = _read(out)
     assert header["created"] == "2026-01-01T00:00:00.000000Z"

@@ -216,8 +216,13 @@ def _rebuild(value: Any, length: int) -> bytes | None:
     return None
 
 
-def detect_kind(src: Source) -> str:
-    """Which of KINDS a source is, from its name and first lines."""
+SessionSniff = Callable[[dict[str, Any]], str | None]
+
+
+def detect_kind(src: Source, session_kind: SessionSniff | None = None) -> str:
+    """Which of KINDS a source is, from its name and first lines. `session_kind` names the session-file
+    dialect of one line or None (the caller passes `wirecap.dialects.session_file_dialect`: detection
+    is the dialects' own, and this layer sits below them); without it a session file reads as stdout."""
     name = src.name
     if name.endswith("_ws_frames.jsonl"):
         return "ws-frames"
@@ -239,10 +244,10 @@ def detect_kind(src: Source) -> str:
         return "ws-frames"
     if dicts and all({"method", "path", "body_len"} <= set(o) for o in dicts):
         return "requests"
-    from wirecap.dialects import session_file_dialect  # (the dialects' own sniffs: one detector)
-
+    if session_kind is None:
+        return "stdout"
     for o in dicts:
-        kind = session_file_dialect(o)
+        kind = session_kind(o)
         if kind is not None:
             return kind
     return "stdout"
@@ -420,11 +425,12 @@ def _response_ops(rec: dict[str, Any], ts: float | None, token: str, method: str
     yield ImportOp(ts, "close", token, {"status": status})
 
 
-def convert_stream(src: Source, kind: str | None = None, *,
-                   dialect: str | None = None) -> tuple[str, Callable[[], Iterator[ImportOp]]]:
-    """(kind, ops) for one source, `kind` None auto-detected; `ops()` converts afresh on each call (one
-    line of the source at a time), with the source's clock made never to run backwards."""
-    kind = kind or detect_kind(src)
+def convert_stream(src: Source, kind: str | None = None, *, dialect: str | None = None,
+                   session_kind: SessionSniff | None = None) -> tuple[str, Callable[[], Iterator[ImportOp]]]:
+    """(kind, ops) for one source, `kind` None auto-detected (`detect_kind` with `session_kind`);
+    `ops()` converts afresh on each call (one line of the source at a time), with the source's clock
+    made never to run backwards."""
+    kind = kind or detect_kind(src, session_kind)
     if kind == "stdout":
         make: Callable[[], Iterator[ImportOp]] = lambda: from_stdout(src, dialect=dialect)  # noqa: E731
     elif kind in _SESSION_KINDS:

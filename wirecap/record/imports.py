@@ -33,6 +33,7 @@ from wirecap.capture.inputs import human, is_stream, max_line, open_input, spool
 from wirecap.capture.payload import encode_payload
 from wirecap.capture.redact import Redactor
 from wirecap.capture.writer import CaptureWriter, default_origin
+from wirecap.dialects import session_file_dialect
 from wirecap.errors import WirecapError
 
 _PREFIX = {"ws": "ws", "http": "http", "process": "proc"}
@@ -189,7 +190,7 @@ def import_sources(sources: list[str], output: str, *, kind: str | None = None, 
                 warn(f"{path} is empty; imported as a stream with no messages")
             if kind is None:
                 refuse_capture(path, src)
-            k, ops = convert_stream(src, kind, dialect=dialect)
+            k, ops = convert_stream(src, kind, dialect=dialect, session_kind=session_file_dialect)
             converted.append(ops)
             survey = _survey(path, size, k, src, ops)
             timing.append((survey.untimed, survey.first is not None))
