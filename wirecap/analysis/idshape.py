@@ -49,6 +49,8 @@ from typing import Any
 
 import orjson
 
+from wirecap.dialects.base import TELEMETRY_PATHS
+
 # Vendor prefixes of random ids (Anthropic, OpenAI, Codex, opencode, Codebuff, CodeBuddy...).
 KNOWN_PREFIXES = frozenset((
     "msg", "toolu", "srvtoolu", "call", "resp", "chatcmpl", "fc", "fco", "rs", "req", "run", "step", "item",
@@ -231,14 +233,6 @@ class _Shapes:
 # Analytics endpoints (PostHog's, as the Codebuff SDK 0.10 sends them): the client flushes its events
 # on a timer, so two events share one request in one run and travel in two in the next. Replay answers
 # them whatever they hold; diff leaves them out.
-TELEMETRY_PATHS = frozenset(("/batch", "/capture", "/i/v0/e", "/decide", "/flags"))
-
-
-def is_telemetry(path: str) -> bool:
-    """Whether an HTTP path (without its query) is an analytics endpoint."""
-    return path.rstrip("/") in TELEMETRY_PATHS
-
-
 # a log line naming an analytics request's URL (a fetch shim's `POST https://host/batch/ -> ...`)
 TELEMETRY_URL = re.compile(rb"https?://[^\s\"/]+(?:/(?:" + b"|".join(re.escape(p[1:].encode()) for p in sorted(TELEMETRY_PATHS))
                            + rb"))/?(?=[\s\"?]|$)")

@@ -27,6 +27,7 @@ from wirecap.dialects.base import (
     Dialect,
     Finding,
     is_stderr,
+    is_telemetry,
     out_msgs,
     url_path,
 )
@@ -82,16 +83,12 @@ TELEMETRY_VOLATILE: tuple[str, ...] = ("batch", "sent_at", "**.timestamp", "**.u
 
 def is_telemetry_channel(open_record: Any) -> bool:
     """Whether a channel is an analytics request: HTTP, no `dialect` hint (a hint says what it is),
-    and a URL path `wirecap.analysis.idshape.is_telemetry` knows (`/batch`, `/capture`, ...)."""
+    and a URL path `base.is_telemetry` knows (`/batch`, `/capture`, ...)."""
     if not isinstance(open_record, dict) or open_record.get("kind") != "http":
         return False
     hint = open_record.get("dialect")
     if isinstance(hint, str) and hint:
         return False
-    # (imported here: the analytics paths are analysis's knowledge, and its regexes cost at import,
-    # which decoding alone - `wirecap cat`, `convert` - should not pay)
-    from wirecap.analysis.idshape import is_telemetry
-
     return is_telemetry(url_path(open_record))
 
 

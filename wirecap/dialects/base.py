@@ -308,6 +308,16 @@ def argv_option(open_record: Any, option: str) -> str | None:
     return None
 
 
+# Analytics endpoints (PostHog-style `/batch`, `/capture`, ...): requests a client sends on its own
+# flush timer, not part of any conversation; replay matching and diff treat them apart.
+TELEMETRY_PATHS = frozenset(("/batch", "/capture", "/i/v0/e", "/decide", "/flags"))
+
+
+def is_telemetry(path: str) -> bool:
+    """Whether an HTTP path (without its query) is an analytics endpoint."""
+    return path.rstrip("/") in TELEMETRY_PATHS
+
+
 def url_path(open_record: Any) -> str:
     """The path of an http/ws open record's URL without a trailing slash ("" when there is none)."""
     url = open_record.get("url") if isinstance(open_record, dict) else None

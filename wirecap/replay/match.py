@@ -17,7 +17,6 @@ from typing import Any
 
 from wirecap import dialects
 from wirecap.analysis.idshape import EnvMask, mask_value
-from wirecap.analysis.idshape import is_telemetry as is_telemetry  # (re-exported: replay.pool asks it)
 from wirecap.analysis.normalize import Normalizer
 from wirecap.analysis.valuediff import aligned_diffs, jsonable, render, render_line
 from wirecap.capture.payload import payload_bytes

@@ -11,7 +11,8 @@ import threading
 from typing import Any
 
 from wirecap.capture.payload import encode_payload
-from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable, is_telemetry, match_profile
+from wirecap.dialects.base import is_telemetry
+from wirecap.replay.match import Matcher, Mismatch, channel_dialect, comparable, match_profile
 from wirecap.replay.script import ChannelScript, request_payload
 
 _UNSET: Any = object()
