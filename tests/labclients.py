@@ -52,9 +52,11 @@ def codebuddy(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] = 
                    "CODEBUDDY_SKIP_BUILTIN_MARKETPLACE": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"})
 
 
-def codex(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Launch:
-    """Codex `exec --json`; its provider is configured in HOME/.codex/config.toml (`codex_config`)."""
-    return Launch("fake_openai.py", ("--mode", mode, *fake_args),
+def codex(mode: str, prompt: str, fake_args: tuple[str, ...] = (), *, ws: bool = False) -> Launch:
+    """Codex `exec --json`; its provider is configured in HOME/.codex/config.toml (`codex_config`).
+    `ws`: against fake_openai_ws.py (the Responses API over WebSocket, HTTP + SSE on the same port),
+    for a config with `supports_websockets = true`."""
+    return Launch("fake_openai_ws.py" if ws else "fake_openai.py", ("--mode", mode, *fake_args),
                   ("{LAB}/node_modules/.bin/codex", "exec", "--json", "--skip-git-repo-check", prompt),
                   {"OPENAI_API_KEY": "sk-fake-000000"})
 
@@ -101,8 +103,9 @@ def opencode_config(proxy: str) -> str:
             '"permission":{"bash":"allow","edit":"allow"}}')
 
 
-def codex_config(proxy: str, *, default_retries: bool = False) -> str:
-    """HOME/.codex/config.toml: the fake at `proxy` as the provider, no retries (or Codex's default ones)."""
+def codex_config(proxy: str, *, default_retries: bool = False, websockets: bool = False) -> str:
+    """HOME/.codex/config.toml: the fake at `proxy` as the provider, no retries (or Codex's default ones),
+    over HTTP + SSE only, or (`websockets`) over the Responses WebSocket first, Codex's default transport."""
     cfg = f"""model = "gpt-5.5"
 model_provider = "fake"
 check_for_update_on_startup = false
@@ -123,7 +126,7 @@ name = "Fake local"
 base_url = "http://{proxy}/v1"
 env_key = "OPENAI_API_KEY"
 wire_api = "responses"
-supports_websockets = false
+supports_websockets = {"true" if websockets else "false"}
 request_max_retries = 0
 stream_max_retries = 0
 """
@@ -132,9 +135,10 @@ stream_max_retries = 0
     return cfg
 
 
-def write_codex_config(home: Path, proxy: str, *, default_retries: bool = False) -> None:
+def write_codex_config(home: Path, proxy: str, *, default_retries: bool = False, websockets: bool = False) -> None:
     (home / ".codex").mkdir(parents=True, exist_ok=True)
-    (home / ".codex" / "config.toml").write_text(codex_config(proxy, default_retries=default_retries))
+    (home / ".codex" / "config.toml").write_text(codex_config(proxy, default_retries=default_retries,
+                                                              websockets=websockets))
 
 
 def substitute(s: str, values: dict[str, str]) -> str:

@@ -81,7 +81,7 @@ class Case:
     typed: str | None = None  # typed on stdin one character every 100 ms once the client is `ready`
     ready: tuple[str, int] | None = None  # ... i.e. once its output holds this text that many times
     wait: float = 0.0  # at most this long (seconds): then it is typed anyway
-    setup: str | None = None  # "codex": write HOME/.codex/config.toml ("codex-retries": with default retries)
+    setup: str | None = None  # "codex": write HOME/.codex/config.toml ("codex-ws": WebSocket on; "-retries": default retries)
     net: tuple[str, ...] = ()  # pty clients: the network channels `wirecap diff --ch` compares
     replay_swap: tuple[str, str] | None = None  # (recorded, live): the replay run's argv differs: a mismatch
 
@@ -100,6 +100,10 @@ def _codebuddy(mode: str, prompt: str, *extra: str, fake_args: tuple[str, ...] =
 
 def _codex(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
     return _case(lc.codex(mode, prompt, fake_args), setup="codex")
+
+
+def _codex_ws(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
+    return _case(lc.codex(mode, prompt, fake_args, ws=True), setup="codex-ws")
 
 
 def _opencode(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
@@ -151,6 +155,17 @@ MATRIX: dict[str, dict[str, Case]] = {
         "http_error": _codex("http_error", "say hello", ("--error-status", "500", "--error-type", "server_error")),
         "sse_error": _codex("sse_error", "say hello", ("--error-type", "server_error")),
     },
+    # Codex over the Responses WebSocket (its default transport): fake_openai_ws.py serves the socket
+    # and, on the same port, HTTP + SSE, so a fallback is served too (and shows on the wire).
+    "codex-ws": {
+        "hello": _codex_ws("text", "say hello"),
+        "tool": _codex_ws("tool", "run echo hi"),
+        "failed": _codex_ws("failed", "say hello", ("--error-type", "server_error")),
+        "close": _codex_ws("close", "say hello"),
+        "error_event": _codex_ws("error_event", "say hello", ("--error-status", "400")),
+        "refuse": _codex_ws("refuse", "say hello"),
+        "plain": _codex_ws("text", "say hello", ("--no-deflate",)),
+    },
     "opencode": {
         "hello": _opencode("text", "say hello"),
         "tool": _opencode("tool", "run echo hi"),
@@ -192,7 +207,7 @@ for _cases in MATRIX.values():
 # Clients whose exit status reports a failed request: on a mismatch they must exit non-zero. The others
 # report it inside their output and exit 0: CodeBuddy's `-p` result line ("errors": [...]), and the
 # Codebuff SDK drivers of the lab, which print the run's result (the SDKs resolve `run()` with the error).
-MISMATCH_EXITS_NONZERO = frozenset({"claude", "codex", "opencode", "codebuff-1.0.115"})
+MISMATCH_EXITS_NONZERO = frozenset({"claude", "codex", "codex-ws", "opencode", "codebuff-1.0.115"})
 
 
 
@@ -399,8 +414,9 @@ class Runner:
         for d in (self.home, self.work, self.tmp):
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
-        if self.case.setup in ("codex", "codex-retries"):  # (codex-retries: Codex's default retries)
-            lc.write_codex_config(self.home, PROXY, default_retries=self.case.setup == "codex-retries")
+        if self.case.setup and self.case.setup.startswith("codex"):  # ("-retries": Codex's default retries)
+            lc.write_codex_config(self.home, PROXY, default_retries=self.case.setup.endswith("-retries"),
+                                  websockets=self.case.setup.startswith("codex-ws"))
 
     def env(self) -> dict[str, str]:
         """The client's whole environment (like the lab runners' `env -i`); wirecap passes it on."""
