@@ -392,6 +392,9 @@ class WirecapAddon:
             sub = resp.headers.get("sec-websocket-protocol")
             if sub:
                 fields["subprotocol"] = sub
+            ext = resp.headers.get("sec-websocket-extensions")
+            if ext:  # negotiated (permessage-deflate): messages are recorded decompressed, as the peers see them
+                fields["extensions"] = ext
         self.writer.open(ch, "ws", t=self._t(resp.timestamp_end if resp is not None else None), **fields, **_peers(flow))
         st = _Chan(ch, "ws")
         self._chans[flow.id] = st
