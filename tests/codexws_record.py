@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Record the real Codex over its Responses WebSocket through `wirecap record`, and prove the capture exact.
 
-    python tests/codexws_record.py reverse|proxy FAKE_MODE OUT [--no-deflate]   (re-runs itself under unshare -n)
+    python tests/codexws_record.py reverse|proxy FAKE_MODE OUT [--no-deflate] [--unset=VAR...] [--timeout=S]
+    (re-runs itself under unshare -n; --unset: remove VAR from Codex's environment, e.g. CODEX_CA_CERTIFICATE;
+    --timeout: stop the recording after S seconds, default 90: record_rc is then null)
 
 Inside a private network namespace (`unshare -n`: only loopback), fake_openai_ws.py runs with `--frames`
 (its exact log of every WebSocket message it received and sent), then `wirecap record` runs the lab's
@@ -156,7 +158,23 @@ def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 30) -> No
             time.sleep(0.05)
 
 
-def run_case(lab: Path, how: str, fake_mode: str, out: Path, deflate: bool) -> dict[str, Any]:
+def stop_after(proc: subprocess.Popen, timeout: float) -> int | None:
+    """The exit status of `wirecap record` within `timeout` s; None when it had to be stopped (SIGTERM: it
+    ends the client and closes the capture), killed if even that hangs."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+    return None
+
+
+def run_case(lab: Path, how: str, fake_mode: str, out: Path, deflate: bool,
+             unset: tuple[str, ...] = (), timeout: float = CLIENT_TIMEOUT) -> dict[str, Any]:
     home, work = out / "home", out / "work"
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     work.mkdir(exist_ok=True)
@@ -182,12 +200,12 @@ def run_case(lab: Path, how: str, fake_mode: str, out: Path, deflate: bool) -> d
                "LANG": "C.UTF-8", "TERM": "dumb", "OPENAI_API_KEY": "sk-fake-000000",
                "WIRECAP_HOME": os.environ["WIRECAP_HOME"]}
         argv = [sys.executable, "-m", "wirecap", "record", "-o", str(out / "cap.jsonl"), "--force", *rec_args,
-                "--", str(lab / "node_modules" / ".bin" / "codex"), "exec", "--json", "--skip-git-repo-check",
-                "say hello"]
+                "--", *(["env", *(f"-u{n}" for n in unset)] if unset else []),
+                str(lab / "node_modules" / ".bin" / "codex"), "exec", "--json", "--skip-git-repo-check", "say hello"]
         t0 = time.monotonic()
         with open(out / "stdout.jsonl", "wb") as so, open(out / "stderr.txt", "wb") as se:
-            r = subprocess.run(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=so, stderr=se,
-                               timeout=CLIENT_TIMEOUT)
+            rec = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=so, stderr=se)
+            rc = stop_after(rec, timeout)
         took = time.monotonic() - t0
     finally:
         fake.terminate()
@@ -199,7 +217,7 @@ def run_case(lab: Path, how: str, fake_mode: str, out: Path, deflate: bool) -> d
             tls.close()
     res = compare(out / "frames.jsonl", out / "cap.jsonl", https=how == "proxy")
     stdout = (out / "stdout.jsonl").read_text(errors="replace")
-    res.update(how=how, fake_mode=fake_mode, deflate=deflate, record_rc=r.returncode, record_s=round(took, 2),
+    res.update(how=how, fake_mode=fake_mode, deflate=deflate, record_rc=rc, record_s=round(took, 2),
                tls_connections=tls.connections if tls is not None else None,
                fallback_message="Falling back from WebSockets" in stdout)
     return res
@@ -323,7 +341,9 @@ def _check_handshake(op: dict[str, Any], fake_open: dict[str, Any] | None, https
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if a != "--no-deflate"]
+    unset = tuple(a.split("=", 1)[1] for a in argv if a.startswith("--unset="))
+    timeout = [float(a.split("=", 1)[1]) for a in argv if a.startswith("--timeout=")]
+    args = [a for a in argv if not a.startswith("--")]
     if len(args) != 3 or args[0] not in ("reverse", "proxy"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -338,7 +358,8 @@ def main(argv: list[str]) -> int:
                               os.path.abspath(__file__), *argv])
     out = Path(args[2]).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    res = run_case(lab, args[0], args[1], out, deflate="--no-deflate" not in argv)
+    res = run_case(lab, args[0], args[1], out, deflate="--no-deflate" not in argv, unset=unset,
+                   timeout=timeout[0] if timeout else CLIENT_TIMEOUT)
     (out / "result.json").write_text(json.dumps(res, indent=1) + "\n")
     print(json.dumps(res, indent=1))
     return 0 if res["ok"] else 1
