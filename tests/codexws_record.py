@@ -298,6 +298,7 @@ def compare(frames: Path, cap: Path, *, https: bool = False) -> dict[str, Any]:
         why += _check_handshake(op, c["open"], https)
     stats["lag_p50_ms"] = round(_pct(lags, 0.5) * 1000, 3)
     stats["lag_max_ms"] = round(max(lags, default=0.0) * 1000, 3)
+    stats["lag_min_ms"] = round(min(lags, default=0.0) * 1000, 3)  # the causality margin (>= -CLOCK_SLACK)
     closes = [r for r in records if r["type"] == "close" and r["ch"] in {o["ch"] for o in opens}]
     stats["closes"] = [{k: r.get(k) for k in ("code", "by", "reason")} for r in closes]
     stats["errors"] = (reader.end or {}).get("errors")
