@@ -128,3 +128,30 @@ def test_codex_ws_error_modes_recorded_exactly_before_the_fallback(tmp_path, mod
     assert res["fallback_message"] and res["http_responses_calls"] >= 1
     if mode == "close":
         assert {"code": 1011, "by": "server", "reason": "fake server: closed mid-response"} in res["closes"]
+
+
+@pytest.mark.usefixtures("record_home")
+def test_the_agreed_subprotocol_is_in_the_open_record(tmp_path):
+    async def echo(ws):
+        async for m in ws:
+            await ws.send(m)
+
+    async def main():
+        server = await websockets.serve(echo, "127.0.0.1", 0, subprotocols=["wirecap.v2", "wirecap.v1"])
+        port = server.sockets[0].getsockname()[1]
+        with recorder(tmp_path, "--reverse", f"http://127.0.0.1:{port}") as rec:
+            async with websockets.connect(f"ws://127.0.0.1:{rec.port}/", subprotocols=["wirecap.v1", "other"]) as c:
+                agreed = c.subprotocol
+                await c.send("x")
+                await asyncio.wait_for(c.recv(), 10)
+            await asyncio.sleep(0.2)
+            assert rec.stop() == 0
+        server.close()
+        return rec, agreed
+
+    rec, agreed = asyncio.run(main())
+    assert agreed == "wirecap.v1"
+    _, records, _ = read_capture(rec.cap)
+    op = channel(records, "ws-1")[0]
+    assert op["subprotocol"] == "wirecap.v1" and op["headers"]["sec-websocket-protocol"] == "wirecap.v1, other"
+    assert op["extensions"].startswith("permessage-deflate")  # websockets agrees it by default
