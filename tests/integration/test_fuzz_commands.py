@@ -161,7 +161,7 @@ def dump(records: list[Any]) -> bytes:
 FIELDS: dict[str, list[str]] = {
     "header": ["wirecap", "type", "id", "created", "origin", "redaction"],
     "open": ["ch", "kind", "url", "method", "headers", "argv", "cwd", "env", "pid", "dialect", "proc", "stream",
-             "status", "subprotocol", "response_headers", "client", "server", "started", "pty", "upstream",
+             "status", "subprotocol", "extensions", "response_headers", "client", "server", "started", "pty", "upstream",
              "http_version", "seq", "t", "type"],
     "msg": ["ch", "dir", "json", "text", "b64", "raw", "raw_b64", "headers", "binary", "sse", "truncated", "eol", "flags", "note",
             "encoding", "seq", "t", "type"],

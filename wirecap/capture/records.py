@@ -51,6 +51,7 @@ class OpenRecord(TypedDict, total=False):
     response_headers: Headers
     status: int | None
     subprotocol: str | None
+    extensions: str  # ws: the negotiated Sec-WebSocket-Extensions (e.g. permessage-deflate)
     argv: list[str]
     cwd: str | None
     env: dict[str, str]

@@ -377,6 +377,23 @@ class WirecapAddon:
             fields["duration"] = round(max(0.0, time.time() - flow.request.timestamp_start), 6)
         self.writer.close_channel(st.ch, **fields)
 
+    # --- TLS ----------------------------------------------------------------------------------------------
+    def tls_failed_client(self, data: Any) -> None:
+        """The client's TLS handshake with the proxy failed (most often: it does not trust wirecap's CA).
+        Nothing of that connection reaches a flow hook, so the capture says it here, as an `error`
+        (counted: traffic the client meant to send is missing)."""
+        if self.writer is None:
+            return
+        try:
+            conn = data.conn
+            server = data.context.server
+            host = conn.sni or (f"{server.address[0]}:{server.address[1]}" if server.address else "?")
+            hint = "; to be recorded, the client must trust wirecap's CA (`wirecap ca`)" if "trust" in str(conn.error) else ""
+            self.writer.error(f"TLS handshake with the client failed for {host}: {conn.error}{hint}",
+                              where="addon.tls_failed_client")
+        except Exception as e:  # noqa: BLE001 - the traffic must go on whatever happens
+            self._fail("tls_failed_client", e, None)
+
     # --- WebSocket -------------------------------------------------------------------------------------
     def _open_ws(self, flow: Any) -> _Chan:
         assert self.writer is not None
@@ -392,6 +409,9 @@ class WirecapAddon:
             sub = resp.headers.get("sec-websocket-protocol")
             if sub:
                 fields["subprotocol"] = sub
+            ext = resp.headers.get("sec-websocket-extensions")
+            if ext:  # negotiated (permessage-deflate): messages are recorded decompressed, as the peers see them
+                fields["extensions"] = ext
         self.writer.open(ch, "ws", t=self._t(resp.timestamp_end if resp is not None else None), **fields, **_peers(flow))
         st = _Chan(ch, "ws")
         self._chans[flow.id] = st
