@@ -6,8 +6,8 @@ The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is
 then waits for each client message, matches it against the recorded one in order, and sends the
 recorded server messages that followed it with their timing, correlation ids rewritten.
 A client message that matches nothing (or comes after the script's end) gets the dialect's own error
-message when it has one (Codebuff: `prompt-error` / `action-error`, which its clients show and end
-the turn on), then the connection is closed with 1008 (policy violation: the server works, the
+messages when it has them (`Dialect.mismatch_messages`: Codebuff's `prompt-error` / `action-error`, the
+Responses API's wrapped `error` with status 400, which their clients show and end the turn on), then the connection is closed with 1008 (policy violation: the server works, the
 client's message is what is wrong; 1011 reads as a server failure) and a reason that starts
 `wirecap replay mismatch:`.
 """
@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
+from wirecap import dialects
 from wirecap.capture.payload import encode_payload, payload_bytes
-from wirecap.replay.match import CODEBUFF_WS, MESSAGE_PREFIX, ChannelMatcher, Mismatch, comparable
+from wirecap.errors import WirecapError
+from wirecap.replay.match import MESSAGE_PREFIX, ChannelMatcher, Mismatch, comparable
 from wirecap.replay.pool import ScriptPool
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, Reply
@@ -185,27 +186,24 @@ async def fail(conn: WsConnection, mm: Mismatch, dialect: str | None) -> None:
     """End a session on a mismatch: the dialect's own error message first (so the client shows it
     and ends its turn), then close 1008 with the short reason."""
     try:
-        for frame in mismatch_frames(dialect, mm.live, mm.message()):
+        for frame in mismatch_messages(dialect, mm.live, mm.message()):
             await conn.send(frame.encode("utf-8"), text=True)
     except ConnectionClosed:
         return
     await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
 
 
-def mismatch_frames(dialect: str | None, live: Any, message: str) -> list[str]:
-    """Messages of the dialect that tell its client `message` as an error it ends the turn on.
-
-    Codebuff WS: a `prompt` (SDK 0.3.x) gets `prompt-error` for its promptId (the run resolves with
-    that error); anything else (CLI 1.0.x `user-input`, `init`) gets `action-error`, which the CLI
-    prints as `Error: MESSAGE`. Other dialects: none (the close reason carries the message)."""
-    if dialect != CODEBUFF_WS:
+def mismatch_messages(dialect: str | None, live: Any, message: str) -> list[str]:
+    """The dialect's own messages that tell its client `message` as an error it ends its turn on
+    (`Dialect.mismatch_messages`: Codebuff's `action-error` / `prompt-error`, the Responses API's wrapped
+    `error` with a 400); none for a channel of no known dialect (the close reason carries the message)."""
+    if dialect is None:
         return []
-    data = live.get("data") if isinstance(live, dict) else None
-    if isinstance(data, dict) and data.get("type") == "prompt" and isinstance(data.get("promptId"), str):
-        action = {"type": "prompt-error", "userInputId": data["promptId"], "message": message}
-    else:
-        action = {"type": "action-error", "message": message}
-    return [orjson.dumps({"type": "action", "data": action}).decode("utf-8")]
+    try:
+        hook = dialects.get_dialect(dialect).mismatch_messages
+    except WirecapError:  # (a hint naming a dialect this version does not know)
+        return []
+    return hook(live, message)
 
 
 def mismatch_reason(mm: Mismatch) -> str:
