@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import ERROR_SEV, Dialect, as_dict, num
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, num, text_of
 from wirecap.dialects.http_base import (
     HttpDecoder,
     http_path,
@@ -23,6 +23,7 @@ from wirecap.dialects.http_base import (
     sse_names,
 )
 from wirecap.events import (
+    ERROR,
     ITEM_COMPLETED,
     ITEM_DELTA,
     ITEM_STARTED,
@@ -36,6 +37,8 @@ from wirecap.events import (
 _ITEM = {"message": MESSAGE, "reasoning": REASONING, "function_call": TOOL_CALL, "custom_tool_call": TOOL_CALL,
          "local_shell_call": TOOL_CALL, "web_search_call": TOOL_CALL, "file_search_call": TOOL_CALL,
          "mcp_call": TOOL_CALL, "code_interpreter_call": TOOL_CALL, "image_generation_call": TOOL_CALL}
+_CALL_ITEMS = frozenset(("function_call", "custom_tool_call", "local_shell_call"))
+_OUTPUT_ITEMS = frozenset(("function_call_output", "custom_tool_call_output", "local_shell_call_output"))
 _QUIET = frozenset(("response.in_progress", "response.content_part.added", "response.content_part.done",
                     "response.output_text.done", "response.function_call_arguments.done",
                     "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
@@ -71,6 +74,9 @@ class OpenAIResponsesDecoder(HttpDecoder):
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
         super().__init__(unit, options)
         self.rid: str | None = None
+        self.issued: set[str] = set()  # the call ids of the function calls the responses of this unit gave
+        self.responses: set[str] = set()  # the ids of the responses this unit saw
+        self.upgrade = False  # a WebSocket upgrade of the endpoint (GET with `Upgrade: websocket`), not a call
         self._events: dict[str, Callable[[dict[str, Any], str, dict[str, Any]], list[Event]]] = {
             "response.output_item.added": self._item_added,
             "response.output_item.done": self._item_done,
@@ -85,6 +91,30 @@ class OpenAIResponsesDecoder(HttpDecoder):
         inp = obj.get("input")
         return last_user_text(inp) if not isinstance(inp, str) else inp
 
+    def _request(self, rec: dict[str, Any]) -> list[Event]:
+        out = super()._request(rec)
+        obj = rec.get("json")
+        if isinstance(obj, dict):
+            self.check_call_outputs(rec, obj)
+        return out
+
+    def check_call_outputs(self, rec: dict[str, Any], obj: dict[str, Any]) -> None:
+        """Rule `responses-orphan-output`: a function-call output in the request's input whose call id
+        no call issued (one of the input's own call items, or a call an earlier response of this unit
+        gave). Not judged for a request that continues a response this unit did not see
+        (`previous_response_id` of another connection)."""
+        inp = obj.get("input")
+        if not isinstance(inp, list):
+            return
+        prev = obj.get("previous_response_id")
+        if isinstance(prev, str) and prev and prev not in self.responses:
+            return
+        issued = self.issued | {i.get("call_id") for i in inp if isinstance(i, dict) and i.get("type") in _CALL_ITEMS}
+        for i in inp:
+            if isinstance(i, dict) and i.get("type") in _OUTPUT_ITEMS and i.get("call_id") not in issued:
+                self.find(ERROR_SEV, "responses-orphan-output", f"{i.get('type')} for call id {i.get('call_id')!r}, "
+                          "which no call issued"[:160], rec)
+
     def _item_events(self, rec: dict[str, Any], item: Any, done: bool) -> list[Event]:
         """An output item added (started) or done (completed, with its text or its call's input)."""
         t = item.get("type") if isinstance(item, dict) else None
@@ -95,6 +125,8 @@ class OpenAIResponsesDecoder(HttpDecoder):
         phase = ITEM_COMPLETED if done else ITEM_STARTED
         if kind == TOOL_CALL:
             data = {"name": item.get("name") or t, "call_id": item.get("call_id") or iid}
+            if isinstance(data["call_id"], str):
+                self.issued.add(data["call_id"])
             if done:
                 raw = item.get("arguments", item.get("input", item.get("action")))
                 data["input"] = parse_args(raw) if isinstance(raw, str) else raw
@@ -105,6 +137,30 @@ class OpenAIResponsesDecoder(HttpDecoder):
 
     def message_id(self) -> str | None:
         return self.rid
+
+    # --- a WebSocket upgrade refused (the client then falls back to HTTP + SSE) ------------------------
+    def on_open(self, rec: dict[str, Any]) -> list[Event]:
+        headers = rec.get("headers")
+        self.upgrade = (rec.get("method") == "GET" and isinstance(headers, dict)
+                        and str(headers.get("upgrade", "")).lower() == "websocket")
+        return []
+
+    def on_response(self, rec: dict[str, Any]) -> list[Event]:
+        if not self.upgrade:
+            return super().on_response(rec)
+        status = rec.get("status")
+        self.status_code = status if isinstance(status, int) else None
+        what = f"{status} {rec.get('reason') or ''}".rstrip()
+        self.find(WARNING, "ws-upgrade-refused", f"the WebSocket upgrade was answered {what}, not 101", rec)
+        return [self.ev(ERROR, rec, data={"message": f"WebSocket upgrade refused: {what}", "code": status,
+                                          "status": status, "fatal": False, "transport": "ws"})]
+
+    def on_msg(self, rec: dict[str, Any]) -> list[Event]:
+        if self.upgrade:  # the body of the refusal: what the server said, as a status item
+            err = as_dict(as_dict(rec.get("json")).get("error"))
+            text = err.get("message") if isinstance(err.get("message"), str) else text_of(rec)
+            return [self.status(rec, f"WebSocket upgrade refused: {text}", subtype="ws-upgrade-refused")]
+        return super().on_msg(rec)
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
@@ -131,6 +187,8 @@ class OpenAIResponsesDecoder(HttpDecoder):
         if not isinstance(resp, dict):
             resp = {}
         self.rid = resp.get("id") if isinstance(resp.get("id"), str) else None
+        if self.rid is not None:
+            self.responses.add(self.rid)
         self.model = resp.get("model") or self.model
         return []
 
@@ -172,6 +230,13 @@ class OpenAIResponsesDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=obj.get("status"), is_error=obj.get("status") == "failed")
 
 
+RESPONSES_RULES = (
+    ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event"),
+    ("responses-orphan-output", ERROR_SEV, "a request's function-call output whose call id was never issued "
+     "(no call of that id in the request's input nor in an earlier response of the channel)"),
+)
+
+
 def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
     """OpenAI Responses: a path ending in `/responses`, or `response.*` SSE events, or a JSON body
     with object `response`."""
@@ -188,7 +253,9 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
 # --- drift (rule `drift`): the events this dialect knows are exactly the ones the decoder names above
 # (_DELTAS, _QUIET, the output-item, lifecycle and error events); fields from Codex 0.169.0 runs against
 # the fake and the Responses API. Of a request only the top-level fields are checked.
-def _known() -> Any:
+def responses_known(ws: bool = False) -> Any:
+    """What the Responses dialects know (rule `drift`); `ws`: the WebSocket's messages (`response.create`
+    requests with `type` and `generate`, the wrapped `error` message with its `status`)."""
     from wirecap.dialects.drift import OPEN, Known, Union
 
     request = dict.fromkeys((
@@ -197,6 +264,8 @@ def _known() -> Any:
         "safety_identifier", "prompt_cache_retention"))
     request.update(dict.fromkeys(("input", "tools", "tool_choice", "reasoning", "include", "text", "client_metadata",
                                   "metadata", "conversation", "prompt"), OPEN))
+    if ws:
+        request.update(dict.fromkeys(("type", "generate")))
     part = Union("type", {"output_text": {"type": None, "text": None, "annotations": OPEN, "logprobs": OPEN},
                           "refusal": {"type": None, "refusal": None},
                           "reasoning_text": {"type": None, "text": None}}, label=False)
@@ -228,8 +297,10 @@ def _known() -> Any:
         "response.output_item.done": {**ev, "item": item},
         **dict.fromkeys(("response.created", "response.completed", "response.failed", "response.incomplete"),
                         {**ev, "response": response}),
-        "error": {**ev, "code": None, "message": None, "param": None, "error": OPEN},
+        "error": {**ev, "code": None, "message": None, "param": None, "error": OPEN, **({"status": None} if ws else {})},
     }
+    if ws:
+        return Known(c2s=request, c2s_name="request", s2c=Union("type", events))
     return Known(c2s=request, c2s_name="request", s2c=Union("type", events, missing=Union("object", {"response": response},
                                                                       missing={"error": OPEN})))
 
@@ -238,11 +309,13 @@ DIALECT = Dialect(
     name="openai-responses-sse",
     transport="http",
     decoder=OpenAIResponsesDecoder,
-    known=_known(),
+    known=responses_known(),
     summary="OpenAI Responses API (POST .../responses), request + SSE events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
               "prompt_cache_key", "**.call_id", "client_metadata", "user", "metadata.user_id"),
-    rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
+    rules=(*RULES, *RESPONSES_RULES,
+           ("ws-upgrade-refused", WARNING, "a WebSocket upgrade of the Responses endpoint answered with another status "
+            "than 101 (the client then falls back to HTTP + SSE)")),
     sniff=sniff,
     priority=90,
 )
