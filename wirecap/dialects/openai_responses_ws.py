@@ -162,4 +162,15 @@ DIALECT = Dialect(
     ),
     sniff=sniff,
     priority=85,
+    mismatch_messages=lambda live, text: mismatch_messages(live, text),
 )
+
+
+def mismatch_messages(live: Any, text: str) -> list[str]:
+    """Replay's answer to a live message that matched nothing (`Dialect.mismatch_messages`): the wrapped
+    error message with a 4xx status, which Codex takes as the call's failure and neither retries nor
+    falls back to HTTP on (it prints the message and the turn fails)."""
+    import json  # (here: this hook is replay's one addition to the module)
+
+    error = {"type": "invalid_request_error", "code": "wirecap_replay_mismatch", "message": text, "param": None}
+    return [json.dumps({"type": "error", "status": 400, "error": error}, ensure_ascii=False, separators=(",", ":"))]

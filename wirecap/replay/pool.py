@@ -67,6 +67,17 @@ class ScriptPool:
     def remaining(self) -> list[ChannelScript]:
         return [s for s in self.scripts if s.ch not in self.used]
 
+    def upgrade_refused(self, path: str) -> bool:
+        """Whether a live WebSocket upgrade to `path` is to get a recorded refusal: the first unused
+        recording at `path` that began with an upgrade request is an HTTP exchange (the server answered
+        it with a status, say 426, not 101: the client then fell back to HTTP), not a WebSocket channel.
+        The request is then served as HTTP (`take_http`). With `loop`, used recordings count once every
+        one was used."""
+        with self._lock:
+            tried = [s for s in self.scripts if s.path == path and (s.kind == "ws" or _upgrade(s))]
+            fresh = [s for s in tried if s.ch not in self.used] or (tried if self.loop else [])
+        return bool(fresh) and fresh[0].kind == "http"
+
     def take_ws(self, path: str) -> ChannelScript | None:
         """The next recorded WebSocket channel at `path` (None when none is left)."""
         with self._lock:
@@ -131,6 +142,13 @@ class ScriptPool:
         if best.method != method or best.path != path:
             diffs = [("(request line)", f"{best.method} {best.path}", f"{method} {path}"), *diffs]
         return Mismatch(best.ch, self.http_count, live, _seq_of(best), value, diffs, what=label)
+
+
+def _upgrade(s: ChannelScript) -> bool:
+    """An HTTP exchange whose request asked for a WebSocket (a refused upgrade, as recorded)."""
+    headers = s.open.get("headers") or {}
+    up = next((v for k, v in headers.items() if k.lower() == "upgrade"), None)
+    return s.kind == "http" and s.method == "GET" and isinstance(up, str) and up.lower() == "websocket"
 
 
 def _body_of(s: ChannelScript) -> Any:
