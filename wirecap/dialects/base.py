@@ -85,6 +85,8 @@ class Dialect:
     priority: int = 100
     known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
     session_file: bool = False  # a log the agent writes itself (imported with `wirecap import`), not a live stream
+    llm_calls: bool = False  # its turns are LLM calls to a model API (the transport truth of `info` / `report`)
+    per_call: bool = False  # one unit carries several LLM calls (a WebSocket): `stats` lists them one by one
     # replay: (live client message, text) -> the messages that tell the client `text` as an error it ends
     # its turn on, in the protocol's own non-retryable form (`replay serve` sends them on a mismatch,
     # then closes 1008); none by default (the close reason carries the text)

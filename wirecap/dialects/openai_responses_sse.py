@@ -76,6 +76,7 @@ class OpenAIResponsesDecoder(HttpDecoder):
         self.rid: str | None = None
         self.issued: set[str] = set()  # the call ids of the function calls the responses of this unit gave
         self.responses: set[str] = set()  # the ids of the responses this unit saw
+        self.refusal = ""  # the status a refused upgrade was answered
         self.upgrade = False  # a WebSocket upgrade of the endpoint (GET with `Upgrade: websocket`), not a call
         self._events: dict[str, Callable[[dict[str, Any], str, dict[str, Any]], list[Event]]] = {
             "response.output_item.added": self._item_added,
@@ -150,7 +151,7 @@ class OpenAIResponsesDecoder(HttpDecoder):
             return super().on_response(rec)
         status = rec.get("status")
         self.status_code = status if isinstance(status, int) else None
-        what = f"{status} {rec.get('reason') or ''}".rstrip()
+        what = self.refusal = f"{status} {rec.get('reason') or ''}".rstrip()
         self.find(WARNING, "ws-upgrade-refused", f"the WebSocket upgrade was answered {what}, not 101", rec)
         return [self.ev(ERROR, rec, data={"message": f"WebSocket upgrade refused: {what}", "code": status,
                                           "status": status, "fatal": False, "transport": "ws"})]
@@ -159,7 +160,7 @@ class OpenAIResponsesDecoder(HttpDecoder):
         if self.upgrade:  # the body of the refusal: what the server said, as a status item
             err = as_dict(as_dict(rec.get("json")).get("error"))
             text = err.get("message") if isinstance(err.get("message"), str) else text_of(rec)
-            return [self.status(rec, f"WebSocket upgrade refused: {text}", subtype="ws-upgrade-refused")]
+            return [self.status(rec, f"WebSocket upgrade refused ({self.refusal}): {text}", subtype="ws-upgrade-refused")]
         return super().on_msg(rec)
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
@@ -307,6 +308,7 @@ def responses_known(ws: bool = False) -> Any:
 
 DIALECT = Dialect(
     name="openai-responses-sse",
+    llm_calls=True,
     transport="http",
     decoder=OpenAIResponsesDecoder,
     known=responses_known(),

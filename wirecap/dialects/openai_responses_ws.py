@@ -29,6 +29,7 @@ CREATE = "response.create"
 class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
     dialect = "openai-responses-ws"
     error_rule = "ws-error-event"
+    error_label = "response.failed"  # (the wrapped `error` message has its own rule: `_error`)
 
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
         super().__init__(unit, options)
@@ -146,6 +147,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
 
 DIALECT = Dialect(
     name="openai-responses-ws",
+    llm_calls=True,
     transport="ws",
     decoder=OpenAIResponsesWsDecoder,
     known=responses_known(ws=True),
@@ -162,6 +164,7 @@ DIALECT = Dialect(
     ),
     sniff=sniff,
     priority=85,
+    per_call=True,
     mismatch_messages=lambda live, text: mismatch_messages(live, text),
 )
 
