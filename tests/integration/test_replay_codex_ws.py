@@ -208,3 +208,25 @@ def test_a_refused_upgrade_and_the_http_fallback_are_served_as_recorded(tmp_path
     served = [m.get("json") for m in channel_messages(fallback) if m["dir"] == "s2c"]
     assert served == [m.get("json") for m in channel_messages(cap, "http-2") if m["dir"] == "s2c"]
     assert served[-1]["type"] == "response.completed"
+
+
+def test_a_connection_with_no_recording_left_gets_the_error_message_too(codex_cap):
+    """Codex reconnects on a bare close (5 times, then falls back to HTTP): a connection past the recorded
+    ones is answered like a mismatch, the wrapped 400 error to its first message, then close 1008."""
+    threaded, server = serve(codex_cap)
+
+    async def again(url: str) -> tuple[dict[str, Any], int | None]:
+        async with connect(url, additional_headers=HEADERS) as ws:
+            await ws.send(json.dumps(create("run echo hi", generate=False)))
+            told = json.loads(await ws.recv())
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
+            return told, ws.close_code
+
+    with threaded:
+        url = f"ws://127.0.0.1:{server.port}/v1/responses"
+        asyncio.run(Session(url).run("run echo hi"))  # uses up the one recorded channel
+        told, code = asyncio.run(again(url))
+    assert told["type"] == "error" and told["status"] == 400
+    assert told["error"]["message"] == "wirecap replay mismatch: no recorded WebSocket channel left at /v1/responses"
+    assert code == 1008 and len(server.mismatches) == 1

@@ -57,6 +57,10 @@ class ScriptPool:
         """The dialect of the recorded channel `ch` (None when unknown or not a recorded channel)."""
         return self._dialects.get(ch)
 
+    def ws_dialect(self, path: str) -> str | None:
+        """The dialect of the recorded WebSocket channels at `path` (the first one's; None if none)."""
+        return next((self._dialects.get(s.ch) for s in self.scripts if s.kind == "ws" and s.path == path), None)
+
     def ws_paths(self) -> set[str]:
         return {s.path for s in self.scripts if s.kind == "ws"}
 

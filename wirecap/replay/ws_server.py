@@ -9,7 +9,8 @@ A client message that matches nothing (or comes after the script's end) gets the
 messages when it has them (`Dialect.mismatch_messages`: Codebuff's `prompt-error` / `action-error`, the
 Responses API's wrapped `error` with status 400, which their clients show and end the turn on), then the connection is closed with 1008 (policy violation: the server works, the
 client's message is what is wrong; 1011 reads as a server failure) and a reason that starts
-`wirecap replay mismatch:`.
+`wirecap replay mismatch:`. A connection for which no recorded channel is left is told the same way
+(the dialect's messages answer its first message, then the close).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from wirecap.replay.ws_conn import WsConnection
 MISMATCH_CLOSE = CloseCode.POLICY_VIOLATION  # 1008
 BATCH = 256
 EARLY = 0.0005
+FIRST_MESSAGE_WAIT = 2.0  # seconds a connection no recording is left for waits for the message to answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +79,26 @@ async def serve_ws(ctx: WsContext, conn: WsConnection) -> None:
     script = ctx.pool.take_ws(path)
     if script is None:
         ctx.report(Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}"))
-        await conn.close(MISMATCH_CLOSE, close_reason(f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"))
+        await none_left(conn, path, ctx.pool.ws_dialect(path))
         return
     ctx.log(f"{script.ch}: live WebSocket connection at {path}")
     await play_ws(ctx, conn, script)
+
+
+async def none_left(conn: WsConnection, path: str, dialect: str | None) -> None:
+    """A connection no recorded channel is left for: when the path's dialect has error messages, they
+    answer the client's first message (waited for at most FIRST_MESSAGE_WAIT: a client that sends
+    nothing gets the close alone), then close 1008. A bare close is what a client reconnects on (Codex
+    5 times, then its HTTP fallback; the Codebuff SDK 0.3 forever); its error message ends the turn."""
+    text = f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"
+    if mismatch_messages(dialect, None, text):
+        try:
+            live = _live_value(await asyncio.wait_for(conn.recv(), FIRST_MESSAGE_WAIT))
+            for frame in mismatch_messages(dialect, live, text):
+                await conn.send(frame.encode("utf-8"), text=True)
+        except (TimeoutError, ConnectionClosed):
+            pass
+    await conn.close(MISMATCH_CLOSE, close_reason(text))
 
 
 Fill = Callable[[bytes, Any, str], bytes]  # `StandIns.fill`: (data, seq, ch) -> data as served
