@@ -208,6 +208,14 @@ def test_a_refused_upgrade_and_the_http_fallback_are_served_as_recorded(tmp_path
     served = [m.get("json") for m in channel_messages(fallback) if m["dir"] == "s2c"]
     assert served == [m.get("json") for m in channel_messages(cap, "http-2") if m["dir"] == "s2c"]
     assert served[-1]["type"] == "response.completed"
+    # replay client asks a fake that refuses for the upgrade again (its upgrade headers kept), then falls back
+    new, log = tmp_path / "client.jsonl", tmp_path / "fake.log"
+    with fake_server("fake_openai_ws.py", "--mode", "refuse", "--delay", "0", tmp=tmp_path, log=log) as port:
+        r = run_wirecap("replay", "client", str(cap), "--url", f"http://127.0.0.1:{port}", "-o", str(new),
+                        "--speed", "0", "--timeout", "10")
+    assert r.returncode == 0, r.stderr.decode()
+    frames = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [(f["method"], f["status"]) for f in frames] == [("GET", 426), ("POST", 200)]
 
 
 def test_a_connection_with_no_recording_left_gets_the_error_message_too(codex_cap):
