@@ -175,5 +175,5 @@ def mismatch_messages(live: Any, text: str) -> list[str]:
     falls back to HTTP on (it prints the message and the turn fails)."""
     import json  # (here: this hook is replay's one addition to the module)
 
-    error = {"type": "invalid_request_error", "code": "wirecap_replay_mismatch", "message": text, "param": None}
+    error = {"message": text, "type": "invalid_request_error", "param": None, "code": "wirecap_replay_mismatch"}
     return [json.dumps({"type": "error", "status": 400, "error": error}, ensure_ascii=False, separators=(",", ":"))]
