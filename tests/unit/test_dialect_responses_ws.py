@@ -248,3 +248,29 @@ def test_report_has_a_transport_part() -> None:
     assert js["captures"][0]["transport"]["fallback"]["reason_from"] == "wire"
     md = run_wirecap("report", "-f", "md", cap("tool")).stdout.decode()
     assert "# Transport" in md and "1 (prewarm)" in md
+
+
+def test_other_client_messages_and_rate_limits() -> None:
+    """What other Codex versions send (openai/codex's ResponsesWsRequest): `response.append` (new input
+    continuing the last response: a new call) and `response.processed` (an ack: nothing); and the
+    `codex.rate_limits` event OpenAI's backend sends before a response's content (a status item)."""
+    recs = _ws1("tool")
+    at = [r["seq"] for r in recs].index(28)
+    third = recs[at]["json"]
+    append = {"type": "response.append", "input": third["input"], "client_metadata": third["client_metadata"]}
+    rate = {"type": "codex.rate_limits", "plan_type": "pro",
+            "rate_limits": {"primary": {"used_percent": 40.0, "window_minutes": 300, "reset_at": 1700009000}}}
+    processed = {"type": "response.processed", "response_id": "resp_ef92c5a43495465abc7ff7a9"}
+    recs = [*recs[:at], {**recs[at], "json": append}, {**recs[at + 1], "json": rate}, *recs[at + 1:]]
+    recs.insert(-1, {**recs[-2], "dir": "c2s", "json": processed})
+    for i, r in enumerate(recs, 1):
+        r.pop("raw", None)
+        recs[i - 1] = {**r, "seq": i}
+    events = list(decode_records(recs))
+    assert [e for e in events if e.kind == "unparsed"] == []
+    turns = [e for e in events if e.kind == "turn.started"]
+    assert len(turns) == 3 and turns[2].data["model"] == "gpt-5.5"  # the append names none: the last one's
+    status = [e for e in events if e.item == "status"]
+    assert [s.data["subtype"] for s in status] == ["codex.rate_limits"]
+    assert status[0].data["rate_limits"]["primary"]["used_percent"] == 40.0
+    assert [f for f in validate_records(recs, strict_schema=True) if f.rule == "drift"] == []
