@@ -45,6 +45,9 @@ _OUTPUT = frozenset((ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED))
 _OUTPUT_ITEMS = frozenset((MESSAGE, REASONING, TOOL_CALL))
 
 
+_UNSEEN: Any = object()
+
+
 def _n(v: Any) -> int | float:
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
@@ -162,15 +165,19 @@ class TransportCheck:
         self.ws_used = False  # a WebSocket LLM unit, or a refused upgrade: transport is a question here
         self._fallback: tuple[Call, _Attempt | None] | None = None
         self._closing: str | None = None  # what the close record being decoded says (a call it cuts)
+        self._of: dict[str, CallTracker | None] = {}  # channel -> its unit's calls (None: not an LLM unit)
 
     def _tracker(self, ev: Event) -> CallTracker | None:
+        """The calls of the network LLM unit the event belongs to (None for any other unit); kept
+        per channel after its first event (a unit's dialect is decided before it has events)."""
         unit = self.decoding.chan_unit.get(ev.ch) or self.decoding.units.get(ev.ch)
-        if unit is None or unit.kind not in NETWORK or not unit.dialect or not DIALECTS[unit.dialect].llm_calls:
-            return None
-        tr = self.trackers.get(unit.key)
-        if tr is None:
-            tr = self.trackers[unit.key] = CallTracker(unit.key, str(unit.kind))
-            self.ws_used = self.ws_used or unit.kind == "ws"
+        tr = None
+        if unit is not None and unit.kind in NETWORK and unit.dialect and DIALECTS[unit.dialect].llm_calls:
+            tr = self.trackers.get(unit.key)
+            if tr is None:
+                tr = self.trackers[unit.key] = CallTracker(unit.key, str(unit.kind))
+                self.ws_used = self.ws_used or unit.kind == "ws"
+        self._of[ev.ch] = tr
         return tr
 
     def on_record(self, rec: dict[str, Any], events: list[Event]) -> None:
@@ -198,9 +205,16 @@ class TransportCheck:
 
     def add(self, ev: Event) -> None:
         kind = ev.kind
+        tr = self._of.get(ev.ch, _UNSEEN)
+        if tr is _UNSEEN:
+            tr = self._tracker(ev)
+        if kind == ITEM_DELTA:  # the hot path: a delta only matters as a call's first output
+            call = tr.current if tr is not None else None
+            if call is not None and call.first_output_t is None:
+                tr.add(ev)
+            return
         if kind in (ERROR, ITEM_COMPLETED) and self._refusal(ev):
             return
-        tr = self._tracker(ev)
         if tr is None:
             if kind == ERROR and FALLBACK_NOTICE in str(ev.data.get("message") or ""):
                 self.notices.append((ev.seq[0] if ev.seq else 0, str(ev.data["message"])))

@@ -86,6 +86,7 @@ class OpenAIResponsesDecoder(HttpDecoder):
             "response.failed": self._finished,
             "response.incomplete": self._finished,
             "error": self._error,
+            "codex.rate_limits": self._rate_limits,
         }
 
     def prompt_of(self, obj: dict[str, Any]) -> str | None:
@@ -213,6 +214,12 @@ class OpenAIResponsesDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=resp.get("status") or et.split(".")[1],
                              is_error=et != "response.completed")
 
+    def _rate_limits(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        """`codex.rate_limits` (OpenAI's Codex backend, before a response's content): the plan's
+        usage windows, a status item."""
+        return [self.status(rec, "rate limits", subtype=et, rate_limits=obj.get("rate_limits"),
+                            plan_type=obj.get("plan_type"))]
+
     def _error(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
         self.terminal = True
         err = obj.get("error")
@@ -266,7 +273,7 @@ def responses_known(ws: bool = False) -> Any:
     request.update(dict.fromkeys(("input", "tools", "tool_choice", "reasoning", "include", "text", "client_metadata",
                                   "metadata", "conversation", "prompt"), OPEN))
     if ws:
-        request.update(dict.fromkeys(("type", "generate")))
+        request.update(dict.fromkeys(("type", "generate", "response_id")))
     part = Union("type", {"output_text": {"type": None, "text": None, "annotations": OPEN, "logprobs": OPEN},
                           "refusal": {"type": None, "refusal": None},
                           "reasoning_text": {"type": None, "text": None}}, label=False)
@@ -299,6 +306,7 @@ def responses_known(ws: bool = False) -> Any:
         **dict.fromkeys(("response.created", "response.completed", "response.failed", "response.incomplete"),
                         {**ev, "response": response}),
         "error": {**ev, "code": None, "message": None, "param": None, "error": OPEN, **({"status": None} if ws else {})},
+        "codex.rate_limits": OPEN,
     }
     if ws:
         return Known(c2s=request, c2s_name="request", s2c=Union("type", events))

@@ -24,6 +24,8 @@ from wirecap.dialects.openai_responses_sse import RESPONSES_RULES, OpenAIRespons
 from wirecap.events import ERROR, SESSION_STARTED, TURN_STARTED, Event
 
 CREATE = "response.create"
+APPEND = "response.append"  # (protocol v1: new input continuing the last response, a new call)
+PROCESSED = "response.processed"  # (newer clients: `{"response_id"}`, the client's ack of a response)
 
 
 class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
@@ -60,8 +62,11 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
                 return [self.unparsed(rec, "not JSON" if text_of(rec) is not None else "binary message")]
             return [self.unparsed(rec, f"a JSON {type(obj).__name__}, not an object")]
         if rec.get("dir") == "c2s":
-            if obj.get("type") != CREATE:
-                return [self.unparsed(rec, f"unknown client message type {obj.get('type')!r}")]
+            t = obj.get("type")
+            if t == PROCESSED:
+                return []
+            if t != CREATE and t != APPEND:
+                return [self.unparsed(rec, f"unknown client message type {t!r}")]
             return self._create(rec, obj)
         self.events += 1
         return self.on_event(rec, None, obj)
@@ -75,12 +80,17 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
             out.extend(self._cut(rec))
         self.terminal, self.rid, self.events = False, None, 0
         self.calls += 1
+        model = self.model
         events = self._request(rec)
+        if self.model is None:  # (a response.append names no model: the last one's)
+            self.model = model
         for ev in events:
             if ev.kind == SESSION_STARTED:
                 ev.data["session_id"] = self.session_id
-            elif ev.kind == TURN_STARTED and obj.get("generate") is False:
-                ev.data["prewarm"] = True
+            elif ev.kind == TURN_STARTED:
+                ev.data["model"] = self.model
+                if obj.get("generate") is False:
+                    ev.data["prewarm"] = True
         if self.started:
             events = [ev for ev in events if ev.kind != SESSION_STARTED]
         self.started = True
@@ -138,8 +148,8 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
         return f"WebSocket {url_path(open_record)} (OpenAI Responses)"
     for obj in json_objects(msgs):
         t = obj.get("type")
-        if t == CREATE:
-            return "client message 'response.create'"
+        if t in (CREATE, APPEND):
+            return f"client message {t!r}"
         if isinstance(t, str) and t.startswith("response.") and isinstance(obj.get("response", obj.get("item_id", obj.get("item"))), (dict, str)):
             return f"server message {t!r}"
     return None
