@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_wirecap
+from conftest import FIXTURES, run_wirecap
 from replay_support import channel_messages, fake_server, record_http
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -238,3 +238,31 @@ def test_a_connection_with_no_recording_left_gets_the_error_message_too(codex_ca
     assert told["type"] == "error" and told["status"] == 400
     assert told["error"]["message"] == "wirecap replay mismatch: no recorded WebSocket channel left at /v1/responses"
     assert code == 1008 and len(server.mismatches) == 1
+
+
+# The real Codex 0.169.0 over WebSocket (tests/fixtures/codex_ws, recorded by the real-client suite) and the
+# fake's mode each was recorded against.
+REAL = FIXTURES / "codex_ws"
+REAL_MODES = {"hello": ("--mode", "text"), "tool": ("--mode", "tool"),
+              "failed": ("--mode", "failed", "--error-type", "server_error"), "close": ("--mode", "close"),
+              "error_event": ("--mode", "error_event", "--error-status", "400"), "refuse": ("--mode", "refuse")}
+
+
+@pytest.mark.parametrize("case", sorted(REAL_MODES))
+def test_replay_client_drives_the_fake_with_real_codex_traffic(case, tmp_path):
+    """Every channel of a real Codex run (WebSocket, refused upgrade, HTTP fallback) played to a fresh fake:
+    no divergence (the fake's new response and call ids answered, prewarm included)."""
+    cap = REAL / f"codex_ws_{case}.jsonl.zst"
+    new, log = tmp_path / "client.jsonl", tmp_path / "fake.log"
+    with fake_server("fake_openai_ws.py", *REAL_MODES[case], "--delay", "0", tmp=tmp_path, log=log) as port:
+        r = run_wirecap("replay", "client", str(cap), "--url", f"http://127.0.0.1:{port}", "-o", str(new),
+                        "--speed", "0", "--timeout", "10")
+    assert r.returncode == 0, r.stderr.decode()
+    assert b" 0 divergence(s), 0 timeout(s)" in r.stderr
+    recorded = [m for m in channel_messages(cap) if m["ch"].startswith(("ws-", "http-"))]
+    live = channel_messages(new)
+    assert [(m["ch"], m["dir"]) for m in live] == [(m["ch"], m["dir"]) for m in recorded]
+    if case == "tool":  # the tool output went back with the live response id and call id
+        sent = [m["json"] for m in live if m["dir"] == "c2s"]
+        assert sent[2]["previous_response_id"] == created_ids(live)[1]
+        assert sent[2]["input"][0]["call_id"] == call_ids(live)[1]
