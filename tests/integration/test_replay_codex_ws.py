@@ -10,6 +10,8 @@ fake_openai_ws.py, then
   400, then a close 1008;
 - a refused upgrade (426) recorded as an HTTP exchange is answered with the recorded refusal, and the
   client's HTTP fallback with the recorded SSE stream.
+
+And `replay client` plays each real Codex capture of tests/fixtures/codex_ws to a fresh fake.
 """
 
 from __future__ import annotations
