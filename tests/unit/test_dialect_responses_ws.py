@@ -86,11 +86,12 @@ def test_fallback_finding_carries_the_clients_reason_or_the_wires() -> None:
     assert "websocket closed by server before response.completed" in close["fallback"]["reason"]
     assert close["fallback"]["wire"] == ("call 1 on ws-2 was cut: socket closed 1011 by the server: "
                                          "fake server: closed mid-response")
-    refuse = transport_capture(cap("refuse"))  # no stdout notice: the wire's reason
+    refuse = transport_capture(cap("refuse"))  # no stdout notice: Codex's stderr log line, and the wire's
     assert refuse is not None
     assert refuse["fallback"] == {"ch": "http-2", "seq": 13, "after_ch": "http-1", "after_seq": 7,
-                                  "reason": "WebSocket upgrade refused (426 Upgrade Required): fake server: websocket refused",
-                                  "reason_from": "wire",
+                                  "reason": "ERROR codex_api::endpoint::responses_websocket: failed to connect to "
+                                            "Responses WebSocket stage=Unknown",
+                                  "reason_from": "client",
                                   "wire": "WebSocket upgrade refused (426 Upgrade Required): fake server: websocket refused"}
     assert refuse["llm_calls"] == {"http": 1}
 
@@ -225,6 +226,11 @@ def test_fallback_needs_a_failed_websocket_first() -> None:
     http_only = [r for r in recs if not str(r.get("ch")).startswith("ws-")]
     check = transport_records(http_only)
     assert check.findings() == [] and not check.ws_used
+    # the refused upgrade alone says why, when the client said nothing
+    quiet = [r for r in records("refuse") if r.get("ch") != "stderr"]
+    fb = transport_records(quiet).fallback()
+    assert fb is not None and fb["reason_from"] == "wire"
+    assert fb["reason"] == "WebSocket upgrade refused (426 Upgrade Required): fake server: websocket refused"
 
 
 # --- the commands ----------------------------------------------------------------------------------
@@ -234,6 +240,7 @@ def test_info_says_the_transport_of_each_call() -> None:
     text = out.stdout.decode()
     assert "LLM calls: 1 over http (http-1), 2 over ws (ws-1, ws-2)" in text
     assert "fell back from WebSocket to HTTP at http-1 (seq 23) after ws-2 (seq 15); the client said: Falling back" in text
+    assert "(the wire: call 1 on ws-2 failed: fake server: simulated server_error)" in text
     js = json.loads(run_wirecap("info", "--json", cap("hello")).stdout)
     assert js["transport"]["llm_calls"] == {"ws": 2} and js["transport"]["fallback"] is None
 
@@ -245,7 +252,7 @@ def test_report_has_a_transport_part() -> None:
     assert "LLM calls: 1 over http (http-1), 2 over ws (ws-1, ws-2)" in text
     assert "cut: socket closed 1011 by the server" in text
     js = json.loads(run_wirecap("report", "-f", "json", cap("refuse")).stdout)
-    assert js["captures"][0]["transport"]["fallback"]["reason_from"] == "wire"
+    assert js["captures"][0]["transport"]["fallback"]["wire"].startswith("WebSocket upgrade refused (426")
     md = run_wirecap("report", "-f", "md", cap("tool")).stdout.decode()
     assert "# Transport" in md and "1 (prewarm)" in md
 

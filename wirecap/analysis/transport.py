@@ -18,6 +18,7 @@ stdout; only the wire tells them apart. Pure, over universal events (a sink of t
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from wirecap.events import (
     ITEM_STARTED,
     MESSAGE,
     REASONING,
+    STATUS,
     TOOL_CALL,
     TURN_ENDED,
     TURN_STARTED,
@@ -39,7 +41,11 @@ from wirecap.events import (
 )
 
 FALLBACK_RULE = "ws-fallback"
-FALLBACK_NOTICE = "Falling back from WebSockets"  # how Codex's stdout error item begins
+# What a client says when its WebSocket fails: Codex's stdout error item ("Falling back from WebSockets to
+# HTTPS transport. <why>") and its stderr log line when the upgrade itself fails ("... ERROR
+# codex_api::endpoint::responses_websocket: failed to connect to Responses WebSocket ...").
+FALLBACK_NOTICES = ("Falling back from WebSockets", "responses_websocket: failed")
+_LOG_TIME = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z\s+")
 NETWORK = frozenset(("ws", "http"))
 _OUTPUT = frozenset((ITEM_STARTED, ITEM_DELTA, ITEM_COMPLETED))
 _OUTPUT_ITEMS = frozenset((MESSAGE, REASONING, TOOL_CALL))
@@ -216,14 +222,25 @@ class TransportCheck:
         if kind in (ERROR, ITEM_COMPLETED) and self._refusal(ev):
             return
         if tr is None:
-            if kind == ERROR and FALLBACK_NOTICE in str(ev.data.get("message") or ""):
-                self.notices.append((ev.seq[0] if ev.seq else 0, str(ev.data["message"])))
+            self._notice(ev)
             return
         tr.add(ev)
         if kind == TURN_STARTED and tr.transport == "http" and self._fallback is None and self.failed_ws:
             self._fallback = (tr.calls[-1], self.failed_ws[-1])
         elif kind == TURN_ENDED and tr.transport == "ws":
             self._ws_call_ended(tr.calls[-1] if tr.calls else None)
+
+    def _notice(self, ev: Event) -> None:
+        """A client's own words about its WebSocket failing (an error event, or a status line of its
+        stderr), kept with their seq (a log line without its time)."""
+        if ev.kind == ERROR:
+            text = ev.data.get("message")
+        elif ev.kind == ITEM_COMPLETED and ev.item == STATUS:
+            text = ev.data.get("text")
+        else:
+            return
+        if isinstance(text, str) and any(n in text for n in FALLBACK_NOTICES):
+            self.notices.append((ev.seq[0] if ev.seq else 0, _LOG_TIME.sub("", text)))
 
     def _ws_call_ended(self, call: Call | None) -> None:
         """A WebSocket call that failed or was cut is a failed attempt (a fallback may follow)."""
@@ -263,11 +280,19 @@ class TransportCheck:
         if fb is None:
             return []
         return [Finding(WARNING, FALLBACK_RULE, f"fell back from WebSocket to HTTP after {fb['after_ch']} "
-                        f"(seq {fb['after_seq']}): {fb['reason']}"[:240], fb["seq"], fb["ch"])]
+                        f"(seq {fb['after_seq']}); {_why(fb)}"[:320], fb["seq"], fb["ch"])]
 
     def summary(self) -> dict[str, Any]:
         """What `info` and `report` print: calls per transport, and the fallback (None when none)."""
         return {"llm_calls": self.by_transport(), "fallback": self.fallback()}
+
+
+def _why(fb: dict[str, Any]) -> str:
+    """The reason of a fallback in words: the client's, and the wire's when it adds to it."""
+    if fb.get("reason_from") != "client":
+        return f"the wire shows: {fb.get('reason')}"
+    wire = fb.get("wire")
+    return f"the client said: {fb.get('reason')}" + (f" (the wire: {wire})" if wire else "")
 
 
 def _close_text(rec: dict[str, Any]) -> str:
@@ -288,9 +313,8 @@ def describe_transport(t: dict[str, Any]) -> list[str]:
     out = [f"LLM calls: {calls}"]
     fb = t.get("fallback")
     if fb:
-        who = "the client said" if fb.get("reason_from") == "client" else "the wire shows"
         out.append(f"fell back from WebSocket to HTTP at {fb.get('ch')} (seq {fb.get('seq')}) after {fb.get('after_ch')} "
-                   f"(seq {fb.get('after_seq')}); {who}: {fb.get('reason')}")
+                   f"(seq {fb.get('after_seq')}); {_why(fb)}")
     else:
         out.append("no fallback from WebSocket to HTTP")
     return out
