@@ -109,6 +109,25 @@ def codex_cap(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.parametrize("deflate", [True, False])
+def test_replay_serve_agrees_permessage_deflate_as_the_recorded_server_did(deflate, tmp_path):
+    cap = tmp_path / "cap.jsonl"
+    w = CaptureWriter(cap, origin=default_origin("test"))
+    with fake_server("fake_openai_ws.py", "--mode", "text", "--delay", "0", *(() if deflate else ("--no-deflate",)),
+                     tmp=tmp_path) as port:
+        asyncio.run(Session(f"ws://127.0.0.1:{port}/v1/responses", w).run("say hello"))
+    w.close()
+    threaded, server = serve(cap)
+
+    async def agreed(url: str) -> str | None:
+        async with connect(url, additional_headers=HEADERS) as ws:  # (it offers permessage-deflate)
+            return ws.response.headers.get("Sec-WebSocket-Extensions")
+
+    with threaded:
+        ext = asyncio.run(agreed(f"ws://127.0.0.1:{server.port}/v1/responses"))
+    assert (ext is not None and ext.startswith("permessage-deflate")) is deflate
+
+
 def created_ids(msgs: list[dict[str, Any]]) -> list[str]:
     return [m["json"]["response"]["id"] for m in msgs if m["dir"] == "s2c" and m["json"].get("type") == "response.created"]
 

@@ -59,3 +59,24 @@ def test_a_plain_get_is_not_a_refused_upgrade():
     recs = _refused_then_ws()
     recs[0] = {**recs[0], "headers": {}}
     assert not ScriptPool(build_scripts(recs)).upgrade_refused("/v1/responses")
+
+
+def _ws_open(ch: str, seq: int, **fields) -> dict:
+    return {"seq": seq, "t": 0.1 * seq, "type": "open", "ch": ch, "kind": "ws", "url": "ws://127.0.0.1:1/v1/responses",
+            **fields}
+
+
+def test_permessage_deflate_is_agreed_as_the_recorded_server_did():
+    deflate = {"sec-websocket-extensions": "permessage-deflate"}
+    pool = ScriptPool(build_scripts([
+        _ws_open("ws-1", 1, response_headers={"upgrade": "websocket"}),  # the recorded server declined it
+        _ws_open("ws-2", 2, response_headers=deflate),
+        _ws_open("ws-3", 3, extensions="permessage-deflate", response_headers={}),  # (the open record says so)
+        _ws_open("ws-4", 4),  # an import: no handshake recorded
+    ]))
+    said = []
+    for _ in range(4):
+        said.append(pool.ws_deflate("/v1/responses"))
+        pool.take_ws("/v1/responses")
+    assert said == [False, True, True, True]
+    assert pool.ws_deflate("/v1/responses") and pool.ws_deflate("/ws")  # none left, none recorded: the default

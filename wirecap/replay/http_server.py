@@ -339,7 +339,8 @@ class ReplayServer:
                 return False
         assert c.transport is not None
         self._conns.discard(c)
-        conn = WsConnection(c.transport, self.pool.subprotocols())
+        path = urlsplit(req.target.decode("latin-1")).path or "/"
+        conn = WsConnection(c.transport, self.pool.subprotocols(), deflate=self.pool.ws_deflate(path))
         if conn.open(_request_head(req), c.detach()):
             task = asyncio.get_running_loop().create_task(run_session(self.ws_context, conn))
             self._sessions[conn] = task

@@ -61,6 +61,23 @@ class ScriptPool:
         """The dialect of the recorded WebSocket channels at `path` (the first one's; None if none)."""
         return next((self._dialects.get(s.ch) for s in self.scripts if s.kind == "ws" and s.path == path), None)
 
+    def ws_deflate(self, path: str) -> bool:
+        """Whether a live upgrade at `path` may agree permessage-deflate: as the recorded server of the
+        channel it will get did (the next unused one at `path`: its open record's `extensions`, else the
+        101's `sec-websocket-extensions`); yes when the recording does not say (an import) or none is left."""
+        with self._lock:
+            at = [s for s in self.scripts if s.kind == "ws" and s.path == path]
+            script = next((s for s in at if s.ch not in self.used), at[0] if self.loop and at else None)
+        if script is None:
+            return True
+        agreed = script.open.get("extensions")
+        if agreed is None:
+            headers = script.open.get("response_headers")
+            if not isinstance(headers, dict):
+                return True
+            agreed = next((v for k, v in headers.items() if k.lower() == "sec-websocket-extensions"), "")
+        return "permessage-deflate" in str(agreed).lower()
+
     def ws_paths(self) -> set[str]:
         return {s.path for s in self.scripts if s.kind == "ws"}
 
