@@ -281,3 +281,17 @@ def test_other_client_messages_and_rate_limits() -> None:
     assert [s.data["subtype"] for s in status] == ["codex.rate_limits"]
     assert status[0].data["rate_limits"]["primary"]["used_percent"] == 40.0
     assert [f for f in validate_records(recs, strict_schema=True) if f.rule == "drift"] == []
+
+
+def test_empty_prewarm_then_a_call_continuing_it() -> None:
+    """The fake answering the prewarm as the API does (no output): the real call continues it by
+    `previous_response_id` (resp_3ed4...), with the input since; by hand: usages 8066/12 (prewarm),
+    4258/12 (the call asking for exec_command call_dfa2...), 2791/12 (the answer to its output)."""
+    path = str(FIX / "codex_ws_tool_empty_prewarm.jsonl.zst")
+    assert [e for e in decode_capture(path) if e.kind == "unparsed"] == []
+    assert rules(validate_capture(path, strict_schema=True)) == []
+    s = next(s for s in stats_capture(path) if s["ch"] == "ws-1")
+    assert s["llm_calls"] == 3 and s["tool_calls"] == {"exec_command": 1}
+    assert [(c["prewarm"], c["ttft"] is None, c["input_tokens"], c["tool_calls"]) for c in s["calls"]] == [
+        (True, True, 8066, {}), (False, False, 4258, {"exec_command": 1}), (False, False, 2791, {})]
+    assert s["ttft"] == pytest.approx(s["calls"][1]["ttft"])
