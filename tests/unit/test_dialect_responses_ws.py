@@ -295,3 +295,11 @@ def test_empty_prewarm_then_a_call_continuing_it() -> None:
     assert [(c["prewarm"], c["ttft"] is None, c["input_tokens"], c["tool_calls"]) for c in s["calls"]] == [
         (True, True, 8066, {}), (False, False, 4258, {"exec_command": 1}), (False, False, 2791, {})]
     assert s["ttft"] == pytest.approx(s["calls"][1]["ttft"])
+
+
+def test_gap_within_a_response_not_between_calls() -> None:
+    recs = _ws1("tool")  # the tool ran between seq 25 (completed) and seq 28 (the next create): no rule
+    assert rules(validate_records(recs, options={"gap": 0.05})) == []
+    late = [{**r, "t": r["t"] + 1.0} if r["seq"] >= 40 else r for r in recs]  # 1 s inside the third response
+    found = validate_records(late, options={"gap": 0.5})
+    assert rules(found) == [("ws-gap", "ws-1")] and found[0].seq == 40 and found[0].severity == "warning"

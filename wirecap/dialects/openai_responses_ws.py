@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, json_objects, str_or_none, text_of, url_path
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none, text_of, url_path
 from wirecap.dialects.openai_responses_sse import RESPONSES_RULES, OpenAIResponsesDecoder, responses_known
 from wirecap.events import ERROR, SESSION_STARTED, TURN_STARTED, Event
 
@@ -69,7 +69,18 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
                 return [self.unparsed(rec, f"unknown client message type {t!r}")]
             return self._create(rec, obj)
         self.events += 1
+        self._gap(rec)
         return self.on_event(rec, None, obj)
+
+    def _gap(self, rec: dict[str, Any]) -> None:
+        """Rule `ws-gap`: a pause between two messages of one streaming response longer than the `gap`
+        option (between calls the client runs tools: no rule there)."""
+        t = rec.get("t", 0.0)
+        last = self.last_event_t
+        self.last_event_t = t
+        if last is not None and self.turn_open and not self.terminal and t - last > self.options["gap"]:
+            self.find(WARNING, "ws-gap", f"{t - last:.1f} s without a message of the response "
+                      f"(threshold {self.options['gap']:g} s)", rec)
 
     def _create(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         """A `response.create`: the previous response (if still streaming) is cut, a new call starts."""
@@ -78,7 +89,7 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
             self.find(ERROR_SEV, "ws-no-terminal", "response.create sent while the previous response had no "
                       f"terminal event ({self.events} events)", rec)
             out.extend(self._cut(rec))
-        self.terminal, self.rid, self.events = False, None, 0
+        self.terminal, self.rid, self.events, self.last_event_t = False, None, 0, None
         self.calls += 1
         model = self.model
         events = self._request(rec)
@@ -170,6 +181,7 @@ DIALECT = Dialect(
         ("ws-error-message", ERROR_SEV, "a wrapped error message (`{\"type\": \"error\", \"status\": N, ...}`): the call failed"),
         ("ws-no-terminal", ERROR_SEV, "a response without its terminal event before the next response.create (or the capture's end)"),
         ("ws-closed-mid-response", ERROR_SEV, "the socket closed while a response was streaming"),
+        ("ws-gap", WARNING, "a pause between two messages of one response longer than the `gap` option"),
         ("invalid-json", ERROR_SEV, "a WebSocket message that is not JSON"),
     ),
     sniff=sniff,
