@@ -303,3 +303,13 @@ def test_gap_within_a_response_not_between_calls() -> None:
     late = [{**r, "t": r["t"] + 1.0} if r["seq"] >= 40 else r for r in recs]  # 1 s inside the third response
     found = validate_records(late, options={"gap": 0.5})
     assert rules(found) == [("ws-gap", "ws-1")] and found[0].seq == 40 and found[0].severity == "warning"
+
+
+def test_an_unwrapped_error_event_keeps_its_code() -> None:
+    recs = list(_ws1("error_event"))
+    at = next(i for i, r in enumerate(recs) if (r.get("json") or {}).get("type") == "error")
+    recs[at] = {**recs[at], "json": {"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}}
+    recs[at].pop("raw", None)
+    errors = [e for e in decode_records(recs) if e.kind == "error"]
+    assert [(e.data["code"], e.data["message"], e.data["status"]) for e in errors] == [
+        ("rate_limit_exceeded", "slow down", None)]

@@ -75,7 +75,9 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
     def _gap(self, rec: dict[str, Any]) -> None:
         """Rule `ws-gap`: a pause between two messages of one streaming response longer than the `gap`
         option (between calls the client runs tools: no rule there)."""
-        t = rec.get("t", 0.0)
+        t = rec.get("t")
+        if not isinstance(t, (int, float)):
+            return
         last = self.last_event_t
         self.last_event_t = t
         if last is not None and self.turn_open and not self.terminal and t - last > self.options["gap"]:
@@ -116,9 +118,11 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
         """The wrapped error message (`{"type": "error", "status": N, "error": {...}}`): the call failed."""
         self.terminal = True
         err = obj.get("error")
-        err = err if isinstance(err, dict) else obj
+        if isinstance(err, dict):  # wrapped: the API's error object inside
+            code = err.get("type") or err.get("code")
+        else:  # an SSE-style error event (`code`, `message` at the top)
+            err, code = obj, obj.get("code")
         status = obj.get("status") if isinstance(obj.get("status"), int) else None
-        code = err.get("type") or err.get("code")
         self.find(ERROR_SEV, "ws-error-message", f"error message{f' (status {status})' if status else ''}: "
                   f"{code}: {err.get('message')}"[:160], rec)
         ev = self.ev(ERROR, rec, data={"message": err.get("message"), "code": code, "fatal": True, "status": status,
