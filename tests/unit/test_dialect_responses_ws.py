@@ -226,6 +226,11 @@ def test_fallback_needs_a_failed_websocket_first() -> None:
     http_only = [r for r in recs if not str(r.get("ch")).startswith("ws-")]
     check = transport_records(http_only)
     assert check.findings() == [] and not check.ws_used
+    # an HTTP call to another endpoint is no fallback of this WebSocket
+    elsewhere = [{**r, "url": "http://127.0.0.1:40001/v2/other/responses"} if r.get("type") == "open" and r["ch"] == "http-1"
+                 else r for r in recs]
+    assert transport_records(elsewhere).fallback() is None
+    assert transport_records(recs).fallback() is not None
     # the refused upgrade alone says why, when the client said nothing
     quiet = [r for r in records("refuse") if r.get("ch") != "stderr"]
     fb = transport_records(quiet).fallback()
