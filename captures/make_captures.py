@@ -78,6 +78,11 @@ CASES = [
     case("codebuddy-2.117.0-hello", lc.codebuddy("text", "say hello"), home="codebuddy", dialect="codebuddy"),
     case("codex-0.169.0-hello", lc.codex("text", "say hello"), workdir="work_codex", home="codex",
          dialect="codex-exec"),
+    # Codex over its default transport, the Responses WebSocket (HTTP + SSE on the same port for a fallback).
+    case("codex-0.169.0-ws-tool", lc.codex("tool", "run echo hi", ws=True), workdir="work_codex", home="codex-ws",
+         dialect="codex-exec"),
+    case("codex-0.169.0-ws-fallback", lc.codex("failed", "say hello", ("--error-type", "server_error"), ws=True),
+         workdir="work_codex", home="codex-ws", dialect="codex-exec"),
     case("opencode-1.18.33-hello", lc.opencode("text", "say hello"), workdir="work_opencode", home="opencode",
          dialect="opencode"),
     case("codebuff-cli-1.0.115-ws", lc.cb115("tool", "run echo hi", work="{LAB}/work_cb"), **CB, home="cb115",
@@ -155,8 +160,8 @@ def make(case: Case, lab: Path, out: Path, tmp: Path) -> None:
         (lab / case.workdir).mkdir(parents=True, exist_ok=True)
         ctmp = lab / "tmpdir"
         ctmp.mkdir(exist_ok=True)
-        if case.home == "codex":
-            lc.write_codex_config(home, pxy)
+        if case.home.startswith("codex"):
+            lc.write_codex_config(home, pxy, websockets=case.home == "codex-ws")
 
         def sub(s: str) -> str:
             return lc.substitute(s, {"OPENCODE_CONFIG": lc.opencode_config(pxy), "LAB": str(lab), "PROXY": pxy,

@@ -226,6 +226,11 @@ def test_fallback_needs_a_failed_websocket_first() -> None:
     http_only = [r for r in recs if not str(r.get("ch")).startswith("ws-")]
     check = transport_records(http_only)
     assert check.findings() == [] and not check.ws_used
+    # an HTTP call to another endpoint is no fallback of this WebSocket
+    elsewhere = [{**r, "url": "http://127.0.0.1:40001/v2/other/responses"} if r.get("type") == "open" and r["ch"] == "http-1"
+                 else r for r in recs]
+    assert transport_records(elsewhere).fallback() is None
+    assert transport_records(recs).fallback() is not None
     # the refused upgrade alone says why, when the client said nothing
     quiet = [r for r in records("refuse") if r.get("ch") != "stderr"]
     fb = transport_records(quiet).fallback()
@@ -281,3 +286,35 @@ def test_other_client_messages_and_rate_limits() -> None:
     assert [s.data["subtype"] for s in status] == ["codex.rate_limits"]
     assert status[0].data["rate_limits"]["primary"]["used_percent"] == 40.0
     assert [f for f in validate_records(recs, strict_schema=True) if f.rule == "drift"] == []
+
+
+def test_empty_prewarm_then_a_call_continuing_it() -> None:
+    """The fake answering the prewarm as the API does (no output): the real call continues it by
+    `previous_response_id` (resp_3ed4...), with the input since; by hand: usages 8066/12 (prewarm),
+    4258/12 (the call asking for exec_command call_dfa2...), 2791/12 (the answer to its output)."""
+    path = str(FIX / "codex_ws_tool_empty_prewarm.jsonl.zst")
+    assert [e for e in decode_capture(path) if e.kind == "unparsed"] == []
+    assert rules(validate_capture(path, strict_schema=True)) == []
+    s = next(s for s in stats_capture(path) if s["ch"] == "ws-1")
+    assert s["llm_calls"] == 3 and s["tool_calls"] == {"exec_command": 1}
+    assert [(c["prewarm"], c["ttft"] is None, c["input_tokens"], c["tool_calls"]) for c in s["calls"]] == [
+        (True, True, 8066, {}), (False, False, 4258, {"exec_command": 1}), (False, False, 2791, {})]
+    assert s["ttft"] == pytest.approx(s["calls"][1]["ttft"])
+
+
+def test_gap_within_a_response_not_between_calls() -> None:
+    recs = _ws1("tool")  # the tool ran between seq 25 (completed) and seq 28 (the next create): no rule
+    assert rules(validate_records(recs, options={"gap": 0.05})) == []
+    late = [{**r, "t": r["t"] + 1.0} if r["seq"] >= 40 else r for r in recs]  # 1 s inside the third response
+    found = validate_records(late, options={"gap": 0.5})
+    assert rules(found) == [("ws-gap", "ws-1")] and found[0].seq == 40 and found[0].severity == "warning"
+
+
+def test_an_unwrapped_error_event_keeps_its_code() -> None:
+    recs = list(_ws1("error_event"))
+    at = next(i for i, r in enumerate(recs) if (r.get("json") or {}).get("type") == "error")
+    recs[at] = {**recs[at], "json": {"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}}
+    recs[at].pop("raw", None)
+    errors = [e for e in decode_records(recs) if e.kind == "error"]
+    assert [(e.data["code"], e.data["message"], e.data["status"]) for e in errors] == [
+        ("rate_limit_exceeded", "slow down", None)]

@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from wirecap.dialects import DIALECTS, Decoding, Unit
-from wirecap.dialects.base import WARNING, Finding
+from wirecap.dialects import DIALECTS, Decoding, Unit, unit_open
+from wirecap.dialects.base import WARNING, Finding, url_path
 from wirecap.events import (
     ERROR,
     ITEM_COMPLETED,
@@ -92,9 +92,10 @@ class Call:
 class CallTracker:
     """The LLM calls of one network unit, from its events in order."""
 
-    def __init__(self, ch: str, transport: str) -> None:
+    def __init__(self, ch: str, transport: str, path: str = "") -> None:
         self.ch = ch
         self.transport = transport
+        self.path = path  # the URL path of the unit (a fallback lands on the same path over HTTP)
         self.calls: list[Call] = []
         self.current: Call | None = None
 
@@ -158,6 +159,7 @@ class _Attempt:
     seq: int
     ch: str
     reason: str
+    path: str = ""
 
 
 class TransportCheck:
@@ -181,7 +183,7 @@ class TransportCheck:
         if unit is not None and unit.kind in NETWORK and unit.dialect and DIALECTS[unit.dialect].llm_calls:
             tr = self.trackers.get(unit.key)
             if tr is None:
-                tr = self.trackers[unit.key] = CallTracker(unit.key, str(unit.kind))
+                tr = self.trackers[unit.key] = CallTracker(unit.key, str(unit.kind), url_path(unit_open(unit.opens)))
                 self.ws_used = self.ws_used or unit.kind == "ws"
         self._of[ev.ch] = tr
         return tr
@@ -202,7 +204,10 @@ class TransportCheck:
         item with what the body said): a failed WebSocket attempt."""
         if ev.kind == ERROR and ev.data.get("transport") == "ws":
             self.ws_used = True
-            self.failed_ws.append(_Attempt(ev.seq[0] if ev.seq else 0, ev.ch, _text(ev.data.get("message")) or "refused"))
+            unit = self.decoding.chan_unit.get(ev.ch)
+            path = url_path(unit_open(unit.opens)) if unit is not None else ""
+            self.failed_ws.append(_Attempt(ev.seq[0] if ev.seq else 0, ev.ch, _text(ev.data.get("message")) or "refused",
+                                           path))
             return True
         if ev.kind == ITEM_COMPLETED and ev.data.get("subtype") == "ws-upgrade-refused" and self.failed_ws:
             self.failed_ws[-1].reason = _text(ev.data.get("text")) or self.failed_ws[-1].reason  # the body says why
@@ -225,10 +230,16 @@ class TransportCheck:
             self._notice(ev)
             return
         tr.add(ev)
-        if kind == TURN_STARTED and tr.transport == "http" and self._fallback is None and self.failed_ws:
-            self._fallback = (tr.calls[-1], self.failed_ws[-1])
+        if kind == TURN_STARTED and tr.transport == "http" and self._fallback is None:
+            self._fell_back(tr)
         elif kind == TURN_ENDED and tr.transport == "ws":
             self._ws_call_ended(tr.calls[-1] if tr.calls else None)
+
+    def _fell_back(self, tr: CallTracker) -> None:
+        """An HTTP call to the path of a WebSocket attempt that failed before it: the fallback."""
+        attempt = next((a for a in reversed(self.failed_ws) if not a.path or not tr.path or a.path == tr.path), None)
+        if attempt is not None:
+            self._fallback = (tr.calls[-1], attempt)
 
     def _notice(self, ev: Event) -> None:
         """A client's own words about its WebSocket failing (an error event, or a status line of its
@@ -252,7 +263,12 @@ class TransportCheck:
 
     def _failed(self, call: Call) -> None:
         what = "was cut" if call.outcome == "cut" else "failed"
-        self.failed_ws.append(_Attempt(call.seq, call.ch, f"call {call.n} on {call.ch} {what}: {call.reason or 'no reason on the wire'}"))
+        self.failed_ws.append(_Attempt(call.seq, call.ch, f"call {call.n} on {call.ch} {what}: "
+                                       f"{call.reason or 'no reason on the wire'}", self._path_of(call.ch)))
+
+    def _path_of(self, ch: str) -> str:
+        tr = self.trackers.get(ch)
+        return tr.path if tr is not None else ""
 
     # --- results ---------------------------------------------------------------------------------------
     def calls(self) -> list[Call]:

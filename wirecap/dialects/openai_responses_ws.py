@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.dialects.base import ERROR_SEV, Dialect, json_objects, str_or_none, text_of, url_path
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none, text_of, url_path
 from wirecap.dialects.openai_responses_sse import RESPONSES_RULES, OpenAIResponsesDecoder, responses_known
 from wirecap.events import ERROR, SESSION_STARTED, TURN_STARTED, Event
 
@@ -69,7 +69,20 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
                 return [self.unparsed(rec, f"unknown client message type {t!r}")]
             return self._create(rec, obj)
         self.events += 1
+        self._gap(rec)
         return self.on_event(rec, None, obj)
+
+    def _gap(self, rec: dict[str, Any]) -> None:
+        """Rule `ws-gap`: a pause between two messages of one streaming response longer than the `gap`
+        option (between calls the client runs tools: no rule there)."""
+        t = rec.get("t")
+        if not isinstance(t, (int, float)):
+            return
+        last = self.last_event_t
+        self.last_event_t = t
+        if last is not None and self.turn_open and not self.terminal and t - last > self.options["gap"]:
+            self.find(WARNING, "ws-gap", f"{t - last:.1f} s without a message of the response "
+                      f"(threshold {self.options['gap']:g} s)", rec)
 
     def _create(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         """A `response.create`: the previous response (if still streaming) is cut, a new call starts."""
@@ -78,7 +91,7 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
             self.find(ERROR_SEV, "ws-no-terminal", "response.create sent while the previous response had no "
                       f"terminal event ({self.events} events)", rec)
             out.extend(self._cut(rec))
-        self.terminal, self.rid, self.events = False, None, 0
+        self.terminal, self.rid, self.events, self.last_event_t = False, None, 0, None
         self.calls += 1
         model = self.model
         events = self._request(rec)
@@ -105,9 +118,11 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
         """The wrapped error message (`{"type": "error", "status": N, "error": {...}}`): the call failed."""
         self.terminal = True
         err = obj.get("error")
-        err = err if isinstance(err, dict) else obj
+        if isinstance(err, dict):  # wrapped: the API's error object inside
+            code = err.get("type") or err.get("code")
+        else:  # an SSE-style error event (`code`, `message` at the top)
+            err, code = obj, obj.get("code")
         status = obj.get("status") if isinstance(obj.get("status"), int) else None
-        code = err.get("type") or err.get("code")
         self.find(ERROR_SEV, "ws-error-message", f"error message{f' (status {status})' if status else ''}: "
                   f"{code}: {err.get('message')}"[:160], rec)
         ev = self.ev(ERROR, rec, data={"message": err.get("message"), "code": code, "fatal": True, "status": status,
@@ -170,6 +185,7 @@ DIALECT = Dialect(
         ("ws-error-message", ERROR_SEV, "a wrapped error message (`{\"type\": \"error\", \"status\": N, ...}`): the call failed"),
         ("ws-no-terminal", ERROR_SEV, "a response without its terminal event before the next response.create (or the capture's end)"),
         ("ws-closed-mid-response", ERROR_SEV, "the socket closed while a response was streaming"),
+        ("ws-gap", WARNING, "a pause between two messages of one response longer than the `gap` option"),
         ("invalid-json", ERROR_SEV, "a WebSocket message that is not JSON"),
     ),
     sniff=sniff,
