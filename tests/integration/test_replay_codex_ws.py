@@ -1,8 +1,7 @@
 """Replay of Codex's Responses API over WebSocket, without the real Codex (the real-client suite runs the
 real one): a Codex-shaped session (a prewarm `response.create` with `generate: false`, the request
-continuing its response by `previous_response_id`, a function-call output continuing the request's) recorded
-live against the lab's
-fake_openai_ws.py, then
+continuing its response by `previous_response_id`, a function-call output continuing the request's)
+recorded live against the lab's fake_openai_ws.py, then
 
 - `replay client` drives a fresh fake with the recorded client side: the ids the live server makes up
   anew (its response id, the call id) go back to it in the replayed messages;
