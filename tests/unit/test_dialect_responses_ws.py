@@ -318,3 +318,15 @@ def test_an_unwrapped_error_event_keeps_its_code() -> None:
     errors = [e for e in decode_records(recs) if e.kind == "error"]
     assert [(e.data["code"], e.data["message"], e.data["status"]) for e in errors] == [
         ("rate_limit_exceeded", "slow down", None)]
+
+
+def test_info_on_stdin_decodes_in_the_same_pass() -> None:
+    import zstandard
+
+    with open(cap("refuse"), "rb") as f:
+        raw = zstandard.ZstdDecompressor().stream_reader(f).read()
+    out = run_wirecap("info", "-", input=raw)
+    assert out.returncode == 0
+    assert "LLM calls: 1 over http (http-2)" in out.stdout.decode()
+    plain = run_wirecap("info", "-", input=raw.replace(b"websocket", b"WebSocketNot").replace(b"/v1/responses", b"/v1/x"))
+    assert b"LLM calls" not in plain.stdout  # no WebSocket tried: nothing said
