@@ -318,3 +318,59 @@ def test_an_unwrapped_error_event_keeps_its_code() -> None:
     errors = [e for e in decode_records(recs) if e.kind == "error"]
     assert [(e.data["code"], e.data["message"], e.data["status"]) for e in errors] == [
         ("rate_limit_exceeded", "slow down", None)]
+
+
+def test_info_on_stdin_decodes_in_the_same_pass() -> None:
+    import zstandard
+
+    with open(cap("refuse"), "rb") as f:
+        raw = zstandard.ZstdDecompressor().stream_reader(f).read()
+    out = run_wirecap("info", "-", input=raw)
+    assert out.returncode == 0
+    assert "LLM calls: 1 over http (http-2)" in out.stdout.decode()
+    plain = run_wirecap("info", "-", input=raw.replace(b"websocket", b"WebSocketNot").replace(b"/v1/responses", b"/v1/x"))
+    assert b"LLM calls" not in plain.stdout  # no WebSocket tried: nothing said
+
+
+_ODD = [None, 1, -1, 1.5, "", "x", [], {}, [1], {"a": 1}, True, "response.create", "error", {"type": "error"}, "resp_x"]
+
+
+def _mutate(o: Any, rnd: Any) -> None:
+    """Replace one value somewhere inside `o` with an odd JSON value."""
+    if isinstance(o, dict) and o:
+        k = rnd.choice(list(o))
+        if rnd.random() < 0.5:
+            o[k] = rnd.choice(_ODD)
+        else:
+            _mutate(o[k], rnd)
+    elif isinstance(o, list) and o:
+        i = rnd.randrange(len(o))
+        if rnd.random() < 0.5:
+            o[i] = rnd.choice(_ODD)
+        else:
+            _mutate(o[i], rnd)
+
+
+def test_mutated_real_messages_never_break_a_decoder() -> None:
+    """The real captures with a few values anywhere in their messages replaced by odd JSON (seeded):
+    decoding, validation, stats and the transport check never raise, and no decoder fails on a record
+    (`decoder-error`). Found an unhashable item type in codex-exec."""
+    import copy
+    import random
+
+    from wirecap.analysis.stats import stats_records
+
+    base = {m: records(m) for m in MODES}
+    for seed in range(300):
+        rnd = random.Random(seed)
+        recs = copy.deepcopy(base[rnd.choice(MODES)])
+        for _ in range(rnd.randint(1, 6)):
+            r = rnd.choice(recs)
+            if isinstance(r.get("json"), (dict, list)):
+                _mutate(r["json"], rnd)
+        found = validate_records(recs)
+        assert [f.message for f in found if f.rule == "decoder-error"] == [], seed
+        stats_records(recs)
+        check = transport_records(recs)
+        check.summary()
+        check.findings()

@@ -7,7 +7,7 @@ describe a capture of any size.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,12 +190,28 @@ class InventoryBuilder:
         return self.inv
 
 
-def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> Inventory:
-    """What the capture with `header` and `records` (header excluded) holds, in one pass."""
+def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]], *,
+                    transport: bool = False) -> Inventory:
+    """What the capture with `header` and `records` (header excluded) holds, in one pass. With
+    `transport`, the same pass also decodes the records for the transport of each LLM call
+    (`analysis.transport`: `inv.transport`, when a client used or tried a WebSocket)."""
     builder = InventoryBuilder(header)
-    for rec in records:
-        builder.feed(rec)
-    return builder.finish()
+    if not transport:
+        for rec in records:
+            builder.feed(rec)
+        return builder.finish()
+    from wirecap.analysis.transport import transport_records
+
+    def fed() -> Iterator[dict[str, Any]]:
+        for rec in records:
+            builder.feed(rec)
+            yield rec
+
+    check = transport_records(fed())
+    inv = builder.finish()
+    if check.ws_used:
+        inv.transport = {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+    return inv
 
 
 def _fmt_duration(d: float | None) -> str:

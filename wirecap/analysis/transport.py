@@ -191,6 +191,11 @@ class TransportCheck:
     def on_record(self, rec: dict[str, Any], events: list[Event]) -> None:
         if not events:
             return
+        if self._of.get(rec.get("ch") or "", _UNSEEN) is None:  # a channel of no LLM unit: only its errors and
+            for ev in events:  # status lines can matter (a client's notice, a refused upgrade's body)
+                if ev.kind == ERROR or ev.kind == ITEM_COMPLETED:
+                    self.add(ev)
+            return
         self._closing = _close_text(rec) if rec.get("type") == "close" else None
         for ev in events:
             self.add(ev)

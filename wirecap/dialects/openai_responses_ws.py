@@ -137,9 +137,7 @@ class OpenAIResponsesWsDecoder(OpenAIResponsesDecoder):
                       f"{f', by the {by}' if by else ''}{f': {reason}' if reason else ''}) before the response's "
                       f"terminal event ({self.events} events)"[:200], rec)
             out.extend(self._cut(rec))
-        data: dict[str, Any] = {}
-        if isinstance(rec.get("code"), int):
-            data["close_code"] = rec["code"]
+        data = {k: rec[k] for k in ("code", "reason", "by") if rec.get(k) is not None and rec.get(k) != ""}
         out.extend(self.end_session(rec, **data))
         return out
 
