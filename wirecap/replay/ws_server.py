@@ -6,10 +6,10 @@ The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is
 then waits for each client message, matches it against the recorded one in order, and sends the
 recorded server messages that followed it with their timing, correlation ids rewritten.
 A client message that matches nothing (or comes after the script's end) gets the dialect's own error
-messages when it has them (`Dialect.mismatch_messages`: Codebuff's `prompt-error` / `action-error`, the
-Responses API's wrapped `error` with status 400, which their clients show and end the turn on), then the connection is closed with 1008 (policy violation: the server works, the
-client's message is what is wrong; 1011 reads as a server failure) and a reason that starts
-`wirecap replay mismatch:`. A connection for which no recorded channel is left is told the same way
+messages when it has them (`Dialect.mismatch_messages`: Codebuff's `prompt-error` / `action-error`,
+the Responses API's wrapped `error` with status 400, which their clients show and end the turn on),
+then the connection is closed with 1008 (policy violation: the server works, the client's message is
+what is wrong; 1011 reads as a server failure) and a reason that starts `wirecap replay mismatch:`. A connection for which no recorded channel is left is told the same way
 (the dialect's messages answer its first message, then the close).
 """
 
@@ -221,7 +221,10 @@ def mismatch_messages(dialect: str | None, live: Any, message: str) -> list[str]
         hook = dialects.get_dialect(dialect).mismatch_messages
     except WirecapError:  # (a hint naming a dialect this version does not know)
         return []
-    return hook(live, message)
+    try:
+        return list(hook(live, message))
+    except Exception:  # noqa: BLE001 - a hook's bug leaves the close reason to say it (never a dropped session)
+        return []
 
 
 def mismatch_reason(mm: Mismatch) -> str:
