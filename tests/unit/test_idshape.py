@@ -119,12 +119,14 @@ def test_epochs_under_segmented_and_unit_suffixed_time_keys_are_masked(key):
     out = orjson.loads(mask_json(orjson.dumps({"meta": inner})))
     assert out == {"meta": '{"' + key + '":<time>,"window_number":1795611759}'}
     assert mask_text(inner) == out["meta"]  # (text masking agrees)
+    assert mask_text(f"{key}=1795611759 done") == f"{key}=<time> done"
 
 
 @pytest.mark.parametrize("key", ["x-codex-window-id-ms", "input_tokens_ms", "times", "startup", "backend"])
 def test_keys_that_only_look_like_time_keys_keep_their_numbers(key):
     b = orjson.dumps({key: 1795611759254, "n": "1795611759254"})
     assert mask_json(b) == b
+    assert mask_text(f"{key}=1795611759 done") == f"{key}=1795611759 done"
 
 
 def test_id_named_keys_hold_random_values_only():
