@@ -66,11 +66,10 @@ def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
 
 def _item_text(kind: str, item: dict[str, Any]) -> str | None:
     """The text of a done message (its content parts) or reasoning item (its summary parts)."""
-    if kind == MESSAGE:
-        return "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)
-                       and isinstance(p.get("text"), str))
-    summ = item.get("summary")
-    return "".join(s.get("text", "") for s in summ if isinstance(s, dict)) if isinstance(summ, list) else None
+    parts = item.get("content" if kind == MESSAGE else "summary")
+    if not isinstance(parts, list):
+        return "" if kind == MESSAGE else None
+    return "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 class OpenAIResponsesDecoder(HttpDecoder):
@@ -237,7 +236,8 @@ class OpenAIResponsesDecoder(HttpDecoder):
         if obj.get("object") != "response":
             return [self.unparsed(rec, "response body is not a Responses API response")]
         out: list[Event] = []
-        for item in obj.get("output") or []:
+        output = obj.get("output")
+        for item in output if isinstance(output, list) else []:
             out.extend(self._item_events(rec, item, True))
         if isinstance(obj.get("usage"), dict):
             out.append(self.ev(USAGE, rec, data={"model": obj.get("model") or self.model, "message_id": obj.get("id"),
