@@ -50,6 +50,12 @@ _DELTAS = {"response.output_text.delta": (MESSAGE, "text"), "response.function_c
            "response.refusal.delta": (MESSAGE, "text")}
 
 
+def _kind(item: dict[str, Any]) -> str | None:
+    """An input item's `type` when it is a string (JSON from the wire may hold anything there)."""
+    t = item.get("type")
+    return t if isinstance(t, str) else None
+
+
 def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
     d = as_dict(u.get("input_tokens_details"))
     od = as_dict(u.get("output_tokens_details"))
@@ -60,11 +66,10 @@ def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
 
 def _item_text(kind: str, item: dict[str, Any]) -> str | None:
     """The text of a done message (its content parts) or reasoning item (its summary parts)."""
-    if kind == MESSAGE:
-        return "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)
-                       and isinstance(p.get("text"), str))
-    summ = item.get("summary")
-    return "".join(s.get("text", "") for s in summ if isinstance(s, dict)) if isinstance(summ, list) else None
+    parts = item.get("content" if kind == MESSAGE else "summary")
+    if not isinstance(parts, list):
+        return "" if kind == MESSAGE else None
+    return "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 class OpenAIResponsesDecoder(HttpDecoder):
@@ -111,9 +116,10 @@ class OpenAIResponsesDecoder(HttpDecoder):
         prev = obj.get("previous_response_id")
         if isinstance(prev, str) and prev and prev not in self.responses:
             return
-        issued = self.issued | {i.get("call_id") for i in inp if isinstance(i, dict) and i.get("type") in _CALL_ITEMS}
-        for i in inp:
-            if isinstance(i, dict) and i.get("type") in _OUTPUT_ITEMS and i.get("call_id") not in issued:
+        items = [(i, _kind(i)) for i in inp if isinstance(i, dict)]
+        issued = self.issued | {i["call_id"] for i, k in items if k in _CALL_ITEMS and isinstance(i.get("call_id"), str)}
+        for i, k in items:
+            if k in _OUTPUT_ITEMS and not (isinstance(i.get("call_id"), str) and i["call_id"] in issued):
                 self.find(ERROR_SEV, "responses-orphan-output", f"{i.get('type')} for call id {i.get('call_id')!r}, "
                           "which no call issued"[:160], rec)
 
@@ -230,7 +236,8 @@ class OpenAIResponsesDecoder(HttpDecoder):
         if obj.get("object") != "response":
             return [self.unparsed(rec, "response body is not a Responses API response")]
         out: list[Event] = []
-        for item in obj.get("output") or []:
+        output = obj.get("output")
+        for item in output if isinstance(output, list) else []:
             out.extend(self._item_events(rec, item, True))
         if isinstance(obj.get("usage"), dict):
             out.append(self.ev(USAGE, rec, data={"model": obj.get("model") or self.model, "message_id": obj.get("id"),
