@@ -5,6 +5,12 @@ reasoning, custom_tool_call, ...), content_part.*, output_text.delta / done,
 function_call_arguments.delta / done, reasoning_summary_text.delta, and the terminal
 response.completed / response.failed / response.incomplete, or error. Usage is in the final
 response: `input_tokens` includes `input_tokens_details.cached_tokens`.
+
+The stream's state machine (`OpenAIResponsesDecoder.on_event` and its handlers) is the one both
+transports use: `openai_responses_ws` subclasses this decoder and feeds it WebSocket messages. Also
+here: the rule `responses-orphan-output` (a function-call output no call issued), and a refused
+WebSocket upgrade of the endpoint (`GET .../responses` answered with another status than 101: an
+error event with `transport: "ws"`, rule `ws-upgrade-refused`), after which a client falls back here.
 """
 
 from __future__ import annotations
