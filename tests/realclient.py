@@ -16,6 +16,9 @@ exists, so nothing can leave the machine and fixed ports cannot collide with oth
    and `wirecap diff rec rep` (everything, events level) exit 0 (both mask each side's own cwd, HOME
    and TMPDIR, nothing else); the replay server reports no mismatch (exit 0, no mismatch line on stderr).
 
+A `drive` case (Codex over WebSocket) also plays the recorded client side to a fresh fake with `wirecap
+replay client` (after step 2; OUT/client.jsonl), which must see no divergence.
+
 The `mismatch` case of each client records `hello`, then replays it to the client asked something
 else, with the client's default retry settings: the server must report the mismatch, the client must
 exit by itself (MISMATCH_TIMEOUT is only the subprocess bound, not a timing assertion) and print
@@ -84,6 +87,7 @@ class Case:
     setup: str | None = None  # "codex": write HOME/.codex/config.toml ("codex-ws": WebSocket on; "-retries": default retries)
     net: tuple[str, ...] = ()  # pty clients: the network channels `wirecap diff --ch` compares
     replay_swap: tuple[str, str] | None = None  # (recorded, live): the replay run's argv differs: a mismatch
+    drive: bool = False  # also `wirecap replay client`: the recorded client side drives a fresh fake (0 divergences)
 
 
 def _case(launch: lc.Launch, **kw) -> Case:
@@ -103,7 +107,7 @@ def _codex(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
 
 
 def _codex_ws(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
-    return _case(lc.codex(mode, prompt, fake_args, ws=True), setup="codex-ws")
+    return _case(lc.codex(mode, prompt, fake_args, ws=True), setup="codex-ws", drive=True)
 
 
 def _opencode(mode: str, prompt: str, fake_args: tuple[str, ...] = ()) -> Case:
@@ -201,6 +205,7 @@ MATRIX: dict[str, dict[str, Case]] = {
 for _cases in MATRIX.values():
     _h = _cases["hello"]
     _cases["mismatch"] = replace(_h, replay_swap=("say hello", "say goodbye"), setup=_h.setup and _h.setup + "-retries",
+                                 drive=False,
                                  env={k: v for k, v in _h.env.items() if k != "CLAUDE_CODE_MAX_RETRIES"})
 
 
@@ -237,6 +242,8 @@ class CaseResult:
     diff_stdout: str = ""
     diff_all_rc: int | None = None
     diff_all: str = ""
+    client_rc: int | None = None  # `replay client` of the recorded client side against a fresh fake (a `drive` case)
+    client_out: str = ""  # ... its stderr (the divergences)
     mismatch_case: bool = False  # a `mismatch` case: judged on how the client fails, not on equality
     client_said: str = ""  # mismatch case: the client's output line that names wirecap's mismatch
     mismatch_to_exit_s: float | None = None  # mismatch case: seconds from the mismatch answer to the client's exit
@@ -270,6 +277,9 @@ class CaseResult:
             why.append(f"stdout differs (exit {self.diff_stdout_rc}): " + _gist(self.diff_stdout))
         if self.diff_all_rc != 0:
             why.append(f"captures differ (wirecap diff exit {self.diff_all_rc}): " + _gist(self.diff_all))
+        if self.client_rc not in (None, 0):
+            first = next((ln for ln in self.client_out.splitlines() if ln.startswith(("divergence", "wirecap:"))), "")
+            why.append(f"replay client against the fake exit {self.client_rc}: {first}"[:600])
         self.why = why
         self.ok = not why
 
@@ -457,7 +467,7 @@ class Runner:
                 rc = None
         return rc, time.monotonic() - t0
 
-    def start_fake(self) -> subprocess.Popen:
+    def start_fake(self, tag: str = "fake") -> subprocess.Popen:
         py = sys.executable
         if self.case.fake == "fake_codebuff_ws.py":  # needs `websockets`: the lab's venv has it
             py = str(self.lab / "venv" / "bin" / "python")
@@ -466,8 +476,8 @@ class Runner:
         shared.mkdir(exist_ok=True)
         (shared / "hello.txt").write_text("hello from the shared folder\n")
         p = subprocess.Popen([py, str(FAKES / self.case.fake), *map(self.sub, self.case.fake_args), "--port", port,
-                              "--log", str(self.out / "fake.log.jsonl")],
-                             stdout=subprocess.DEVNULL, stderr=open(self.out / "fake.stderr", "wb"),  # noqa: SIM115
+                              "--log", str(self.out / f"{tag}.log.jsonl")],
+                             stdout=subprocess.DEVNULL, stderr=open(self.out / f"{tag}.stderr", "wb"),  # noqa: SIM115
                              start_new_session=True)
         wait_listening(BACKEND, p, "the fake server")
         return p
@@ -485,6 +495,8 @@ class Runner:
                 fake.wait(10)
             if res.record_rc is None:
                 raise RuntimeError(f"the client did not finish within {CLIENT_TIMEOUT:.0f} s when recorded")
+            if self.case.drive:
+                res.client_rc, res.client_out = self.drive_fake(rec)
             serve = subprocess.Popen([*self.wirecap, "replay", "serve", str(rec), "--listen", BACKEND, "--max-wait", "2"],
                                      stdout=subprocess.DEVNULL, stderr=open(self.out / "serve.stderr", "wb"),  # noqa: SIM115
                                      start_new_session=True)
@@ -525,6 +537,19 @@ class Runner:
         res.judge()
         (self.out / "result.json").write_text(json.dumps(asdict(res), indent=1))
         return res
+
+    def drive_fake(self, rec: Path) -> tuple[int, str]:
+        """`wirecap replay client` plays the recorded client side of REC's network channels to a fresh
+        fake (which makes up new ids: they must be answered) and records it to OUT/client.jsonl."""
+        fake = self.start_fake("fake-client")
+        try:
+            r = subprocess.run([*self.wirecap, "replay", "client", str(rec), "--url", f"http://{BACKEND}", "-o",
+                                str(self.out / "client.jsonl"), "--force", "--speed", "0", "--timeout", "20"],
+                               capture_output=True, timeout=120)
+        finally:
+            fake.terminate()
+            fake.wait(10)
+        return r.returncode, (r.stdout + r.stderr).decode(errors="replace")
 
     def diff(self, *args: str) -> tuple[int, str]:
         r = subprocess.run([*self.wirecap, "diff", "--no-color", *args, str(self.out / "rec.jsonl"),

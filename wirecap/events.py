@@ -106,6 +106,7 @@ class TurnStartedData(TypedDict, total=False):
     model: str
     tools: list[Any]
     agent_id: str
+    prewarm: bool  # a Responses `generate: false` request (Codex's first on a WebSocket)
 
 
 class ItemStartedData(TypedDict, total=False):
@@ -170,6 +171,7 @@ class ErrorData(TypedDict, total=False):
     failed_call: bool
     message_id: str
     retry: bool
+    transport: str  # "ws": a refused WebSocket upgrade (no LLM call)
 
 
 class TurnEndedData(TypedDict, total=False):

@@ -104,6 +104,31 @@ def test_epochs_in_time_fields_are_masked(key):
     assert orjson.loads(mask_json(orjson.dumps({key: 42}))) == {key: 42}  # not an epoch
 
 
+@pytest.mark.parametrize("key", ["x-codex-ws-stream-request-start-ms", "turn_started_at_unix_ms", "startMs",
+                                 "created_at_s", "request-end", "sentAtMillis", "timestamp_ms"])
+def test_epochs_under_segmented_and_unit_suffixed_time_keys_are_masked(key):
+    """A time word as the last segment of a dashed/underscored key, followed by an epoch and a unit (Codex's
+    `client_metadata`: `x-codex-ws-stream-request-start-ms`, a string of digits; `turn_started_at_unix_ms`
+    inside the JSON of its turn-metadata header), masks an epoch, a number or a string of digits."""
+    for n in (1795611759254, "1795611759254"):
+        assert orjson.loads(mask_json(orjson.dumps({key: n}))) == {key: "<time>"}
+    assert orjson.loads(mask_json(orjson.dumps({key: "42"}))) == {key: "42"}  # not an epoch
+    assert orjson.loads(mask_json(orjson.dumps({key: "1795611759254 ms"}))) == {key: "1795611759254 ms"}
+    # JSON inside a JSON string (a header's value): the epoch is masked there too, the outer JSON intact
+    inner = orjson.dumps({key: 1795611759246, "window_number": 1795611759}).decode()
+    out = orjson.loads(mask_json(orjson.dumps({"meta": inner})))
+    assert out == {"meta": '{"' + key + '":<time>,"window_number":1795611759}'}
+    assert mask_text(inner) == out["meta"]  # (text masking agrees)
+    assert mask_text(f"{key}=1795611759 done") == f"{key}=<time> done"
+
+
+@pytest.mark.parametrize("key", ["x-codex-window-id-ms", "input_tokens_ms", "times", "startup", "backend"])
+def test_keys_that_only_look_like_time_keys_keep_their_numbers(key):
+    b = orjson.dumps({key: 1795611759254, "n": "1795611759254"})
+    assert mask_json(b) == b
+    assert mask_text(f"{key}=1795611759 done") == f"{key}=1795611759 done"
+
+
 def test_id_named_keys_hold_random_values_only():
     v = {"promptId": "wkyyyxk9byj", "fingerprintId": "codebuff-sdk-4hsrty8or5j", "model_id": "claude-opus-4-8",
          "agentId": "fake-helper", "user_id": "user_fake_000"}

@@ -33,7 +33,14 @@ In JSON (only), also:
   digits and `_-.:` with at least one digit and one letter becomes `<id>` (Codebuff's base-36
   `wkyyyxk9byj`);
 - an epoch number (seconds, ms, µs or ns between 2001 and 2286) under a time-named key (`timestamp`,
-  `created`, `createdAt`, `sent_at`, `start`, `end`, `lastReadTime`, ...) becomes `"<time>"`.
+  `created`, `createdAt`, `sent_at`, `start`, `end`, `lastReadTime`, ...; a time word may be the last
+  segment of a `_`/`-` separated key and be followed by an epoch and a unit: `turn_started_at_unix_ms`,
+  `x-codex-ws-stream-request-start-ms`, `startMs`) becomes `"<time>"`; so does such an epoch written as
+  a string (`"...-start-ms": "1795611759254"` -> `"<time>"`).
+
+In text (and so inside JSON held in a JSON string, a header's JSON value), a `KEY: VALUE` / `KEY=VALUE` /
+`"KEY":VALUE` pair whose key is id-named and value random (as above) gives `<id>`; whose key is
+time-named and value a whole epoch number gives `<time>`.
 
 The environment: a path that is the client's working directory, HOME or temporary directory becomes
 `<cwd>`, `<home>`, `<tmp>` wherever it appears, also as a Claude/CodeBuddy project slug
@@ -94,7 +101,7 @@ _ALPHA = re.compile(r"[A-Za-z]")
 
 
 # Text (a log line, util.inspect or repr output): `KEY: 'TOKEN'`, `KEY: "TOKEN"`, `KEY=TOKEN`, `"KEY": "TOKEN"`.
-_TEXT_KV = re.compile(r"([A-Za-z0-9_]+)['\"]?[ ]?[:=][ ]?['\"]?\Z")
+_TEXT_KV = re.compile(r"([A-Za-z0-9_\-]+)['\"]?[ ]?[:=][ ]?['\"]?\Z")
 _TEXT_KV_END = frozenset(("'", '"', "=", ":", " "))
 _TEXT_VALUE_END = frozenset(("'", '"', ",", " ", "}", ")", "\n", ""))
 
@@ -243,8 +250,13 @@ _JSONB = _Shapes(True)
 
 # JSON only: the key of a whole-value token, checked by `_json_value`
 _ID_KEY = re.compile(rb"[A-Za-z0-9_]*(?:[a-z0-9]Id|[a-z0-9]ID|_id|_ID|uuid|Uuid|UUID)")
-_TIME_KEY = re.compile(rb"[A-Za-z0-9_]*(?:[Tt]imestamp|[Tt]ime|_at|[a-z]At|[Dd]ate)|created|updated|started|ended|"
-                       rb"completed|start|end|ts|sentAt|sent_at")
+# a time-named key: `timestamp`, `...Time`, `..._at`, `...At`, `...Date`, or a time word (`start`, `created`,
+# ...) alone or as the last segment of a `_`/`-` separated key (`x-codex-ws-stream-request-start`); either
+# may end with an epoch and a unit (`turn_started_at_unix_ms`, `...-start-ms`, `startMs`, `sent_at_s`)
+_TIME_KEY = re.compile(rb"(?:[A-Za-z0-9_\-]*(?:[Tt]imestamp|[Tt]ime|_at|[a-z]At|[Dd]ate)|(?:[A-Za-z0-9_\-]*[_\-])?"
+                       rb"(?:created|updated|started|ended|completed|start|end|ts|sentAt|sent_at))"
+                       rb"(?:[_\-](?:unix|epoch)|Unix|Epoch)?"
+                       rb"(?:[_\-](?:ms|us|ns|s|sec|secs|seconds|millis)|Ms|Us|Ns|Sec|Secs|Seconds|Millis)?")
 
 
 
@@ -276,25 +288,37 @@ def _json_value(s: bytes, st: int, end: int, tok: bytes) -> tuple[bytes, int]:
     quoted = s[st - 1] == 0x22
     k0 = st - (3 if quoted else 2)
     key = s[s.rfind(b'"', 0, k0) + 1: k0]
+    nested = key.endswith(b"\\")  # (JSON inside a JSON string: `\"key\":123`, a header's value)
+    if nested:
+        key = key[:-1]
     if quoted:
+        whole = s[end: end + 1] == b'"'  # (the token is the whole string)
+        if whole and tok.isdigit() and _epoch(tok) and _TIME_KEY.fullmatch(key):
+            return b"<time>", end  # (an epoch as a string: `"...-start-ms":"1795611759254"`)
         last = _SEGMENTS.split(tok)[-1]
-        if (s[end: end + 1] == b'"' and len(last) >= 8 and _ALPHA_B.search(last) and _DIGIT_B.search(last)
-                and _ID_KEY.fullmatch(key)):
+        if whole and len(last) >= 8 and _ALPHA_B.search(last) and _DIGIT_B.search(last) and _ID_KEY.fullmatch(key):
             return b"<id>", end
         return tok, end
     m = _NUMBER_REST.match(s, end)  # (the digits were the token; a fraction may follow)
     stop = m.end() if m else end
     if not tok.isdigit() or s[stop: stop + 1] not in (b",", b"}", b"]", b""):
         return tok, end
-    v = float(s[st:stop])
-    if any(lo <= v < hi for lo, hi in _EPOCHS) and _TIME_KEY.fullmatch(key):
+    if nested:  # (inside a string, as text masking sees it: `_text_value`)
+        return _text_value(s, st, end, tok), end
+    if _epoch(s[st:stop]) and _TIME_KEY.fullmatch(key):
         return b'"<time>"', stop
     return tok, end
 
 
+def _epoch(number: bytes) -> bool:
+    """Whether a JSON number is an epoch time (see `_EPOCHS`)."""
+    v = float(number)
+    return any(lo <= v < hi for lo, hi in _EPOCHS)
 
 
-_TEXT_KV_B = re.compile(rb"([A-Za-z0-9_]+)(?:\\?['\"])?[ ]?[:=][ ]?(?:\\?['\"])?\Z")  # (in JSON: `\"`)
+
+
+_TEXT_KV_B = re.compile(rb"([A-Za-z0-9_\-]+)(?:\\?['\"])?[ ]?[:=][ ]?(?:\\?['\"])?\Z")  # (in JSON: `\"`)
 _TEXT_VALUE_END_B = frozenset(x.encode() for x in _TEXT_VALUE_END) | {b"\\"}
 
 
@@ -305,14 +329,19 @@ def _text_value(s: Any, st: int, end: int, tok: Any) -> Any:
     enc = isinstance(s, bytes)
     if s[end: end + 1] not in (_TEXT_VALUE_END_B if enc else _TEXT_VALUE_END):
         return tok
-    last = _SEGMENTS.split(tok if enc else tok.encode())[-1]
-    if len(last) < 8 or _ALPHA_B.search(last) is None or _DIGIT_B.search(last) is None:
+    tb = tok if enc else tok.encode()
+    epoch = tb.isdigit() and _epoch(tb)
+    last = _SEGMENTS.split(tb)[-1]
+    if not epoch and (len(last) < 8 or _ALPHA_B.search(last) is None or _DIGIT_B.search(last) is None):
         return tok
     m = (_TEXT_KV_B if enc else _TEXT_KV).search(s, max(0, st - 48), st)
     if m is None:
         return tok
     key = m.group(1)
-    if not _ID_KEY.fullmatch(key if isinstance(key, bytes) else key.encode()):
+    key = key if isinstance(key, bytes) else key.encode()
+    if epoch:
+        return (b"<time>" if enc else "<time>") if _TIME_KEY.fullmatch(key) else tok
+    if not _ID_KEY.fullmatch(key.rsplit(b"-", 1)[-1]):  # (an id-named key's last dashed segment)
         return tok
     return b"<id>" if enc else "<id>"
 

@@ -7,7 +7,7 @@ describe a capture of any size.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,8 @@ class Inventory:
     errors: list[str] = field(default_factory=list)  # recorder `error` records
     end: dict[str, Any] | None = None
     last_t: float = 0.0
+    ws_tried: bool = False  # a WebSocket channel, or an HTTP request that asked for an upgrade
+    transport: dict[str, Any] | None = None  # `analysis.transport` summary, when `info` asked for one
 
     def to_json(self) -> dict[str, Any]:
         h = self.header
@@ -74,6 +76,7 @@ class Inventory:
             "duration": self.end.get("duration", self.last_t) if self.end else self.last_t,
             "channels": [c.to_json() for c in self.channels.values()],
             "recorder_errors": self.errors,
+            **({"transport": self.transport} if self.transport is not None else {}),
         }
 
 
@@ -132,6 +135,15 @@ def _add_channel_record(c: ChannelSummary, rtype: Any, rec: dict[str, Any]) -> i
     return -1
 
 
+def _ws_tried(open_rec: dict[str, Any]) -> bool:
+    """Whether an open record is a WebSocket, or an HTTP request asking to become one (a refused upgrade)."""
+    if open_rec.get("kind") == "ws":
+        return True
+    headers = open_rec.get("headers")
+    return (open_rec.get("kind") == "http" and isinstance(headers, dict)
+            and str(headers.get("upgrade", "")).lower() == "websocket")
+
+
 class InventoryBuilder:
     """`build_inventory` one record at a time (`feed`, then `finish`)."""
 
@@ -159,6 +171,8 @@ class InventoryBuilder:
         c = inv.channels.get(ch)
         if c is None:
             c = inv.channels[ch] = ChannelSummary(ch=ch)
+        if rtype == "open" and not inv.ws_tried:
+            inv.ws_tried = _ws_tried(rec)
         if t is not None:
             if c.first_t is None:
                 c.first_t = t
@@ -176,12 +190,28 @@ class InventoryBuilder:
         return self.inv
 
 
-def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]]) -> Inventory:
-    """What the capture with `header` and `records` (header excluded) holds, in one pass."""
+def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]], *,
+                    transport: bool = False) -> Inventory:
+    """What the capture with `header` and `records` (header excluded) holds, in one pass. With
+    `transport`, the same pass also decodes the records for the transport of each LLM call
+    (`analysis.transport`: `inv.transport`, when a client used or tried a WebSocket)."""
     builder = InventoryBuilder(header)
-    for rec in records:
-        builder.feed(rec)
-    return builder.finish()
+    if not transport:
+        for rec in records:
+            builder.feed(rec)
+        return builder.finish()
+    from wirecap.analysis.transport import transport_records
+
+    def fed() -> Iterator[dict[str, Any]]:
+        for rec in records:
+            builder.feed(rec)
+            yield rec
+
+    check = transport_records(fed())
+    inv = builder.finish()
+    if check.ws_used:
+        inv.transport = {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+    return inv
 
 
 def _fmt_duration(d: float | None) -> str:
@@ -257,6 +287,10 @@ def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list
     lines.append(f"status     {status}")
     if inv.channels:
         lines += ["", _channel_table(inv)]
+    if inv.transport is not None:
+        from wirecap.analysis.transport import describe_transport
+
+        lines += ["", *describe_transport(inv.transport)]
     lines += _listed("recorder errors", inv.errors)
     lines += _listed("reader problems", problems)
     if len(problems) > 20:

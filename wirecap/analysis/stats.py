@@ -26,8 +26,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from wirecap.analysis.pipeline import UnknownChannel, run_pass, selected_units
+from wirecap.analysis.transport import CallTracker
 from wirecap.capture.payload import payload_size
-from wirecap.dialects import Decoding, Unit
+from wirecap.dialects import DIALECTS, Decoding, Unit
 from wirecap.errors import WirecapError
 from wirecap.events import (
     ERROR,
@@ -83,6 +84,8 @@ class SessionStats:
         self.cost_hint: float | None = None
         self.waiting: list[dict[str, Any]] = []
         self.timed = False  # imported streams without timestamps have t == 0 throughout
+        self.calls: CallTracker | None = None  # a unit of several LLM calls (a WebSocket): each listed
+        self.prewarm = False  # inside a prewarm call (Responses `generate: false`): its output is not the client's
 
     def count_waiting(self, decoder: Any) -> None:
         for rec in self.waiting:
@@ -125,6 +128,8 @@ class SessionStats:
         self.add_record(rec, decoder.msg_type(rec) if is_msg else None)
 
     def add_event(self, ev: Event) -> None:
+        if self.calls is not None:
+            self.calls.add(ev)
         if not self.records_mode:
             self._time(ev.t)
             self.types[ev.kind if ev.item is None else f"{ev.kind}:{ev.item}"] += 1
@@ -140,7 +145,10 @@ class SessionStats:
             self.cost_hint = data["cost_usd"]
 
     def _output(self, ev: Event) -> None:
-        """An item event: the first real output (ttft) and completed tool calls."""
+        """An item event: the first real output (ttft) and completed tool calls (not a prewarm's: the
+        client waits for a prewarm's end and drops what it said)."""
+        if self.prewarm:
+            return
         if (self.first_output_t is None and ev.item in _OUTPUT_ITEMS and ev.role in ("assistant", None)
                 and not ev.data.get("synthetic")):  # a client's made-up API-error message is no token
             self.first_output_t = ev.t
@@ -174,10 +182,12 @@ class SessionStats:
             self.model = str(data["model"])
 
     def _on_turn_ended(self, ev: Event) -> None:
+        self.prewarm = False
         if ev.data.get("truncated"):  # a stream that died without its end: failed
             self._failed(ev.data)
 
     def _on_turn_started(self, ev: Event) -> None:
+        self.prewarm = ev.data.get("prewarm") is True
         if not self.records_mode and self.first_output_t is None:
             self.start_t = ev.t
 
@@ -301,6 +311,8 @@ class SessionStats:
             out["credits"] = self.credits
         if failed:
             out["failed_usage"] = failed
+        if self.calls is not None:
+            out["calls"] = [c.to_json() for c in self.calls.calls]
         if self.thread_usage:
             last = self.thread_usage[-1]
             thread: dict[str, dict[str, Any]] = {}
@@ -374,6 +386,8 @@ class SessionsSink:
         unit = self._chan_unit[ch]
         s = self._session(unit.key)
         s.add_wire_record(rec, unit.decoder)
+        if events and s.calls is None and unit.dialect and DIALECTS[unit.dialect].per_call:
+            s.calls = CallTracker(unit.key, str(unit.kind))
         for ev in events:
             s.add_event(ev)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from wirecap.analysis.pipeline import UnknownChannel, run_pass, selected_units
+from wirecap.analysis.transport import TransportCheck
 from wirecap.capture.schema import validate_header, validate_record
 from wirecap.dialects import DIALECTS, Decoding, Unit
 from wirecap.dialects.base import DEFAULT_OPTIONS, ERROR_SEV, INFO, WARNING, Finding
@@ -41,8 +42,9 @@ def _check_options(options: dict[str, Any] | None) -> dict[str, Any] | None:
 
 class RulesSink:
     """The rules part of a decode pass (`wirecap.analysis.pipeline`): what the decoders find while they
-    decode, `unparsed` messages, and `drift` (message types and fields a dialect does not know),
-    checked on each channel once its unit's dialect is known. `findings()` after the pass."""
+    decode, `unparsed` messages, `drift` (message types and fields a dialect does not know),
+    checked on each channel once its unit's dialect is known, and the capture-level transport rule
+    (`ws-fallback`, `wirecap.analysis.transport`). `findings()` after the pass."""
 
     def __init__(self, decoding: Decoding) -> None:
         self.decoding = decoding
@@ -52,6 +54,7 @@ class RulesSink:
         self._early: dict[Any, list[dict[str, Any]]] = {}  # channel -> its messages before its unit was decided
         self._unparsed: dict[str, int] = {}
         self._found: list[Finding] = []
+        self.transport = TransportCheck(decoding)
 
     def on_record(self, rec: dict[str, Any], events: list[Event]) -> None:
         rtype = rec.get("type")
@@ -70,11 +73,13 @@ class RulesSink:
             for ev in events:
                 if ev.kind == UNPARSED:
                     self._note_unparsed(ev)
+            self.transport.on_record(rec, events)
 
     def on_unit_end(self, unit: Unit, events: list[Event]) -> None:
         for ev in events:
             if ev.kind == UNPARSED:
                 self._note_unparsed(ev)
+        self.transport.on_unit_end(unit, events)
 
     def _note_unparsed(self, ev: Event) -> None:
         """The first UNPARSED_DETAIL unparsed messages of a channel one by one; the rest counted."""
@@ -142,6 +147,7 @@ class RulesSink:
             if n > UNPARSED_DETAIL:
                 found.append(Finding(WARNING, "unparsed", f"{n - UNPARSED_DETAIL} more unparsed messages on {ch}", None, ch))
         found.extend(self.decoding.findings())
+        found.extend(self.transport.findings())
         found.extend(self.drift.findings(strict_schema))
         keys = selected_units(self.decoding, channels)
         if keys is not None:

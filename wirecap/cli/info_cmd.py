@@ -17,12 +17,17 @@ def info(capture: str, as_json: bool) -> None:
 
     One row per channel: kind, endpoint (URL, command line or pipe), dialect (hinted or detected), messages
     client-to-server and server-to-client, payload bytes, duration and how it closed
-    ("open" = never closed). CAP may be `-` (stdin), `.gz` or `.zst`.
+    ("open" = never closed). When a client used or tried a WebSocket, the LLM calls per transport and
+    whether it fell back from WebSocket to HTTP. CAP may be `-` (stdin), `.gz` or `.zst`.
     """
     reader = CaptureReader(capture)
-    with reader:
-        inv = build_inventory(reader.header, reader)
+    with reader:  # stdin is read once: decoded in the same pass (a file only when it needs it, below)
+        inv = build_inventory(reader.header, reader, transport=capture == "-")
     problems = list(reader.problems)
+    if inv.ws_tried and capture != "-":  # which transport each LLM call used: a second, decoding pass
+        from wirecap.analysis.transport import transport_capture
+
+        inv.transport = transport_capture(capture)
     if as_json:
         out = info_json(capture, inv, reader.interrupted, problems)
         click.echo(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())

@@ -64,8 +64,8 @@ def replay() -> None:
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--mode", type=click.Choice(["strict", "lenient"]), default="strict", show_default=True,
               help="strict: an unmatched client message fails in a form clients do not retry (HTTP 400 "
-                   "with the provider's error shape, WS close 1008); lenient: send the next recorded "
-                   "response anyway and log the mismatch.")
+                   "with the provider's error shape; WS: the dialect's error message, then close 1008); "
+                   "lenient: send the next recorded response anyway and log the mismatch.")
 @click.option("--loop", is_flag=True, help="Let a recording be used again once every one was used.")
 @click.option("--ignore", "ignore", multiple=True, metavar="PATH",
               help="Also ignore this field when matching (path syntax of docs/paths.md; repeatable).")

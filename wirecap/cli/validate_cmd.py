@@ -20,7 +20,7 @@ from wirecap.errors import WirecapError
 @click.option("--ack-latency", type=float, metavar="S", help="Codebuff: warn on an ack later than S (default 5).")
 @click.option("--tool-call-timeout", type=float, metavar="S",
               help="Codebuff: tool-call-request timeout when the request names none (default 30).")
-@click.option("--gap", type=float, metavar="S", help="SSE: warn on a pause between events longer than S (default 30).")
+@click.option("--gap", type=float, metavar="S", help="SSE, Responses WebSocket: warn on a pause between events of a response longer than S (default 30).")
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Only findings of channel CH's session (a pipe selects its process; repeatable), and those of "
                    "the capture as a whole.")

@@ -171,6 +171,7 @@ def _known() -> Any:
 
 DIALECT = Dialect(
     name="anthropic-sse",
+    llm_calls=True,
     transport="http",
     decoder=AnthropicSseDecoder,
     known=_known(),

@@ -51,6 +51,7 @@ class Finding:
 
 
 Sniff = Callable[[dict[str, Any] | None, list[dict[str, Any]]], str | None]
+MismatchMessages = Callable[[Any, str], list[str]]  # `Dialect.mismatch_messages`
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,9 @@ class Dialect:
     reason to say no) and never raises. The driver asks the sniffs of the unit's transport in
     ascending `priority`: more specific dialects (CodeBuddy before the Claude Code it extends,
     session files before streams) come first.
+
+    `mismatch_messages(live, text)` (replay) answers a live client message that matched nothing with
+    the messages its client shows as an error and stops on (never a form it retries).
 
     `volatile` are the paths (normalize syntax) of the fields that change run to run: the one list
     replay matching and `diff --level wire` hide (`wirecap.dialects.volatile_paths`). `session_file`
@@ -81,6 +85,12 @@ class Dialect:
     priority: int = 100
     known: Any = None  # a wirecap.dialects.drift.Known: the message types and fields it knows (rule `drift`)
     session_file: bool = False  # a log the agent writes itself (imported with `wirecap import`), not a live stream
+    llm_calls: bool = False  # its turns are LLM calls to a model API (the transport truth of `info` / `report`)
+    per_call: bool = False  # one unit carries several LLM calls (a WebSocket): `stats` lists them one by one
+    # replay: (live client message, text) -> the messages that tell the client `text` as an error it ends
+    # its turn on, in the protocol's own non-retryable form (`replay serve` sends them on a mismatch,
+    # then closes 1008); none by default (the close reason carries the text)
+    mismatch_messages: MismatchMessages = field(default=lambda live, text: [])
 
 
 # --- what sniffs read ----------------------------------------------------------------------------------

@@ -567,6 +567,18 @@ def _known() -> Any:
     )
 
 
+def mismatch_messages(live: Any, text: str) -> list[str]:
+    """Replay's answer to a live message that matched nothing (`Dialect.mismatch_messages`): a `prompt`
+    (SDK 0.3.x) gets `prompt-error` for its promptId (the run resolves with that error); anything else
+    (CLI 1.0.x `user-input`, `init`) gets `action-error`, which the CLI prints as `Error: TEXT`."""
+    data = live.get("data") if isinstance(live, dict) else None
+    if isinstance(data, dict) and data.get("type") == "prompt" and isinstance(data.get("promptId"), str):
+        action = {"type": "prompt-error", "userInputId": data["promptId"], "message": text}
+    else:
+        action = {"type": "action-error", "message": text}
+    return [json.dumps({"type": "action", "data": action}, ensure_ascii=False, separators=(",", ":"))]
+
+
 DIALECT = Dialect(
     name="codebuff-ws",
     transport="ws",
@@ -595,4 +607,5 @@ DIALECT = Dialect(
     ),
     sniff=sniff,
     priority=80,
+    mismatch_messages=mismatch_messages,
 )

@@ -120,7 +120,7 @@ class CodexExecDecoder(StreamDecoder):
             return [self.ev(phase, rec, MESSAGE, iid, "assistant", {"text": item.get("text")})]
         if it == "reasoning":
             return [self.ev(phase, rec, REASONING, iid, "assistant", {"text": item.get("text")})]
-        if it in _TOOL_ITEMS:
+        if isinstance(it, str) and it in _TOOL_ITEMS:  # (a type from untrusted JSON may be unhashable)
             name, inp = _TOOL_ITEMS[it](item)
             out = []
             if t == "item.started":

@@ -86,6 +86,8 @@ def response_bodies(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 class HttpDecoder(Decoder):
     terminal_name = "terminal event"
+    error_rule = "sse-error-event"  # the rule an error event of the stream breaks (a WebSocket dialect names its own)
+    error_label = "error event"  # how its finding names that event
 
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
         super().__init__(unit, options)
@@ -211,7 +213,7 @@ class HttpDecoder(Decoder):
         """An error event of the stream (or body): this exchange's LLM call failed (`failed_call`, with
         the id of the message it cut, so stats does not count that message as an answered call)."""
         err = err if isinstance(err, dict) else {"message": err}
-        self.find(ERROR_SEV, "sse-error-event", f"error event: {err.get('type') or err.get('code')}: {err.get('message')}"[:160], rec)
+        self.find(ERROR_SEV, self.error_rule, f"{self.error_label}: {err.get('type') or err.get('code')}: {err.get('message')}"[:160], rec)
         return [self.ev(ERROR, rec, data={"message": err.get("message"), "code": err.get("type") or err.get("code"),
                                           "fatal": fatal, "failed_call": True, "message_id": self.message_id()})]
 

@@ -215,6 +215,7 @@ def _known() -> Any:
 
 DIALECT = Dialect(
     name="openai-chat-sse",
+    llm_calls=True,
     transport="http",
     decoder=OpenAIChatDecoder,
     known=_known(),

@@ -5,6 +5,12 @@ reasoning, custom_tool_call, ...), content_part.*, output_text.delta / done,
 function_call_arguments.delta / done, reasoning_summary_text.delta, and the terminal
 response.completed / response.failed / response.incomplete, or error. Usage is in the final
 response: `input_tokens` includes `input_tokens_details.cached_tokens`.
+
+The stream's state machine (`OpenAIResponsesDecoder.on_event` and its handlers) is the one both
+transports use: `openai_responses_ws` subclasses this decoder and feeds it WebSocket messages. Also
+here: the rule `responses-orphan-output` (a function-call output no call issued), and a refused
+WebSocket upgrade of the endpoint (`GET .../responses` answered with another status than 101: an
+error event with `transport: "ws"`, rule `ws-upgrade-refused`), after which a client falls back here.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import ERROR_SEV, Dialect, as_dict, num
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, num, text_of
 from wirecap.dialects.http_base import (
     HttpDecoder,
     http_path,
@@ -23,6 +29,7 @@ from wirecap.dialects.http_base import (
     sse_names,
 )
 from wirecap.events import (
+    ERROR,
     ITEM_COMPLETED,
     ITEM_DELTA,
     ITEM_STARTED,
@@ -36,6 +43,8 @@ from wirecap.events import (
 _ITEM = {"message": MESSAGE, "reasoning": REASONING, "function_call": TOOL_CALL, "custom_tool_call": TOOL_CALL,
          "local_shell_call": TOOL_CALL, "web_search_call": TOOL_CALL, "file_search_call": TOOL_CALL,
          "mcp_call": TOOL_CALL, "code_interpreter_call": TOOL_CALL, "image_generation_call": TOOL_CALL}
+_CALL_ITEMS = frozenset(("function_call", "custom_tool_call", "local_shell_call"))
+_OUTPUT_ITEMS = frozenset(("function_call_output", "custom_tool_call_output", "local_shell_call_output"))
 _QUIET = frozenset(("response.in_progress", "response.content_part.added", "response.content_part.done",
                     "response.output_text.done", "response.function_call_arguments.done",
                     "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
@@ -45,6 +54,12 @@ _DELTAS = {"response.output_text.delta": (MESSAGE, "text"), "response.function_c
            "response.custom_tool_call_input.delta": (TOOL_CALL, "arguments"),
            "response.reasoning_summary_text.delta": (REASONING, "text"), "response.reasoning_text.delta": (REASONING, "text"),
            "response.refusal.delta": (MESSAGE, "text")}
+
+
+def _kind(item: dict[str, Any]) -> str | None:
+    """An input item's `type` when it is a string (JSON from the wire may hold anything there)."""
+    t = item.get("type")
+    return t if isinstance(t, str) else None
 
 
 def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
@@ -57,11 +72,10 @@ def responses_usage(u: dict[str, Any]) -> dict[str, Any]:
 
 def _item_text(kind: str, item: dict[str, Any]) -> str | None:
     """The text of a done message (its content parts) or reasoning item (its summary parts)."""
-    if kind == MESSAGE:
-        return "".join(p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)
-                       and isinstance(p.get("text"), str))
-    summ = item.get("summary")
-    return "".join(s.get("text", "") for s in summ if isinstance(s, dict)) if isinstance(summ, list) else None
+    parts = item.get("content" if kind == MESSAGE else "summary")
+    if not isinstance(parts, list):
+        return "" if kind == MESSAGE else None
+    return "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 class OpenAIResponsesDecoder(HttpDecoder):
@@ -71,6 +85,10 @@ class OpenAIResponsesDecoder(HttpDecoder):
     def __init__(self, unit: str, options: dict[str, Any] | None = None) -> None:
         super().__init__(unit, options)
         self.rid: str | None = None
+        self.issued: set[str] = set()  # the call ids of the function calls the responses of this unit gave
+        self.responses: set[str] = set()  # the ids of the responses this unit saw
+        self.refusal = ""  # the status a refused upgrade was answered
+        self.upgrade = False  # a WebSocket upgrade of the endpoint (GET with `Upgrade: websocket`), not a call
         self._events: dict[str, Callable[[dict[str, Any], str, dict[str, Any]], list[Event]]] = {
             "response.output_item.added": self._item_added,
             "response.output_item.done": self._item_done,
@@ -79,11 +97,37 @@ class OpenAIResponsesDecoder(HttpDecoder):
             "response.failed": self._finished,
             "response.incomplete": self._finished,
             "error": self._error,
+            "codex.rate_limits": self._rate_limits,
         }
 
     def prompt_of(self, obj: dict[str, Any]) -> str | None:
         inp = obj.get("input")
         return last_user_text(inp) if not isinstance(inp, str) else inp
+
+    def _request(self, rec: dict[str, Any]) -> list[Event]:
+        out = super()._request(rec)
+        obj = rec.get("json")
+        if isinstance(obj, dict):
+            self.check_call_outputs(rec, obj)
+        return out
+
+    def check_call_outputs(self, rec: dict[str, Any], obj: dict[str, Any]) -> None:
+        """Rule `responses-orphan-output`: a function-call output in the request's input whose call id
+        no call issued (one of the input's own call items, or a call an earlier response of this unit
+        gave). Not judged for a request that continues a response this unit did not see
+        (`previous_response_id` of another connection)."""
+        inp = obj.get("input")
+        if not isinstance(inp, list):
+            return
+        prev = obj.get("previous_response_id")
+        if isinstance(prev, str) and prev and prev not in self.responses:
+            return
+        items = [(i, _kind(i)) for i in inp if isinstance(i, dict)]
+        issued = self.issued | {i["call_id"] for i, k in items if k in _CALL_ITEMS and isinstance(i.get("call_id"), str)}
+        for i, k in items:
+            if k in _OUTPUT_ITEMS and not (isinstance(i.get("call_id"), str) and i["call_id"] in issued):
+                self.find(ERROR_SEV, "responses-orphan-output", f"{i.get('type')} for call id {i.get('call_id')!r}, "
+                          "which no call issued"[:160], rec)
 
     def _item_events(self, rec: dict[str, Any], item: Any, done: bool) -> list[Event]:
         """An output item added (started) or done (completed, with its text or its call's input)."""
@@ -95,6 +139,8 @@ class OpenAIResponsesDecoder(HttpDecoder):
         phase = ITEM_COMPLETED if done else ITEM_STARTED
         if kind == TOOL_CALL:
             data = {"name": item.get("name") or t, "call_id": item.get("call_id") or iid}
+            if isinstance(data["call_id"], str):
+                self.issued.add(data["call_id"])
             if done:
                 raw = item.get("arguments", item.get("input", item.get("action")))
                 data["input"] = parse_args(raw) if isinstance(raw, str) else raw
@@ -105,6 +151,30 @@ class OpenAIResponsesDecoder(HttpDecoder):
 
     def message_id(self) -> str | None:
         return self.rid
+
+    # --- a WebSocket upgrade refused (the client then falls back to HTTP + SSE) ------------------------
+    def on_open(self, rec: dict[str, Any]) -> list[Event]:
+        headers = rec.get("headers")
+        self.upgrade = (rec.get("method") == "GET" and isinstance(headers, dict)
+                        and str(headers.get("upgrade", "")).lower() == "websocket")
+        return []
+
+    def on_response(self, rec: dict[str, Any]) -> list[Event]:
+        if not self.upgrade:
+            return super().on_response(rec)
+        status = rec.get("status")
+        self.status_code = status if isinstance(status, int) else None
+        what = self.refusal = f"{status} {rec.get('reason') or ''}".rstrip()
+        self.find(WARNING, "ws-upgrade-refused", f"the WebSocket upgrade was answered {what}, not 101", rec)
+        return [self.ev(ERROR, rec, data={"message": f"WebSocket upgrade refused: {what}", "code": status,
+                                          "status": status, "fatal": False, "transport": "ws"})]
+
+    def on_msg(self, rec: dict[str, Any]) -> list[Event]:
+        if self.upgrade:  # the body of the refusal: what the server said, as a status item
+            err = as_dict(as_dict(rec.get("json")).get("error"))
+            text = err.get("message") if isinstance(err.get("message"), str) else text_of(rec)
+            return [self.status(rec, f"WebSocket upgrade refused ({self.refusal}): {text}", subtype="ws-upgrade-refused")]
+        return super().on_msg(rec)
 
     def on_event(self, rec: dict[str, Any], name: str | None, obj: dict[str, Any]) -> list[Event]:
         et = obj.get("type") or name
@@ -131,6 +201,8 @@ class OpenAIResponsesDecoder(HttpDecoder):
         if not isinstance(resp, dict):
             resp = {}
         self.rid = resp.get("id") if isinstance(resp.get("id"), str) else None
+        if self.rid is not None:
+            self.responses.add(self.rid)
         self.model = resp.get("model") or self.model
         return []
 
@@ -154,6 +226,12 @@ class OpenAIResponsesDecoder(HttpDecoder):
         return self.end_turn(rec, out, stop_reason=resp.get("status") or et.split(".")[1],
                              is_error=et != "response.completed")
 
+    def _rate_limits(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
+        """`codex.rate_limits` (OpenAI's Codex backend, before a response's content): the plan's
+        usage windows, a status item."""
+        return [self.status(rec, "rate limits", subtype=et, rate_limits=obj.get("rate_limits"),
+                            plan_type=obj.get("plan_type"))]
+
     def _error(self, rec: dict[str, Any], et: str, obj: dict[str, Any]) -> list[Event]:
         self.terminal = True
         err = obj.get("error")
@@ -164,12 +242,20 @@ class OpenAIResponsesDecoder(HttpDecoder):
         if obj.get("object") != "response":
             return [self.unparsed(rec, "response body is not a Responses API response")]
         out: list[Event] = []
-        for item in obj.get("output") or []:
+        output = obj.get("output")
+        for item in output if isinstance(output, list) else []:
             out.extend(self._item_events(rec, item, True))
         if isinstance(obj.get("usage"), dict):
             out.append(self.ev(USAGE, rec, data={"model": obj.get("model") or self.model, "message_id": obj.get("id"),
                                                  **responses_usage(obj["usage"]), "scope": "message"}))
         return self.end_turn(rec, out, stop_reason=obj.get("status"), is_error=obj.get("status") == "failed")
+
+
+RESPONSES_RULES = (
+    ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event"),
+    ("responses-orphan-output", ERROR_SEV, "a request's function-call output whose call id was never issued "
+     "(no call of that id in the request's input nor in an earlier response of the channel)"),
+)
 
 
 def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str | None:
@@ -188,7 +274,9 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
 # --- drift (rule `drift`): the events this dialect knows are exactly the ones the decoder names above
 # (_DELTAS, _QUIET, the output-item, lifecycle and error events); fields from Codex 0.169.0 runs against
 # the fake and the Responses API. Of a request only the top-level fields are checked.
-def _known() -> Any:
+def responses_known(ws: bool = False) -> Any:
+    """What the Responses dialects know (rule `drift`); `ws`: the WebSocket's messages (`response.create`
+    requests with `type` and `generate`, the wrapped `error` message with its `status`)."""
     from wirecap.dialects.drift import OPEN, Known, Union
 
     request = dict.fromkeys((
@@ -197,6 +285,8 @@ def _known() -> Any:
         "safety_identifier", "prompt_cache_retention"))
     request.update(dict.fromkeys(("input", "tools", "tool_choice", "reasoning", "include", "text", "client_metadata",
                                   "metadata", "conversation", "prompt"), OPEN))
+    if ws:
+        request.update(dict.fromkeys(("type", "generate", "response_id")))
     part = Union("type", {"output_text": {"type": None, "text": None, "annotations": OPEN, "logprobs": OPEN},
                           "refusal": {"type": None, "refusal": None},
                           "reasoning_text": {"type": None, "text": None}}, label=False)
@@ -228,21 +318,27 @@ def _known() -> Any:
         "response.output_item.done": {**ev, "item": item},
         **dict.fromkeys(("response.created", "response.completed", "response.failed", "response.incomplete"),
                         {**ev, "response": response}),
-        "error": {**ev, "code": None, "message": None, "param": None, "error": OPEN},
+        "error": {**ev, "code": None, "message": None, "param": None, "error": OPEN, **({"status": None} if ws else {})},
+        "codex.rate_limits": OPEN,
     }
+    if ws:
+        return Known(c2s=request, c2s_name="request", s2c=Union("type", events))
     return Known(c2s=request, c2s_name="request", s2c=Union("type", events, missing=Union("object", {"response": response},
                                                                       missing={"error": OPEN})))
 
 
 DIALECT = Dialect(
     name="openai-responses-sse",
+    llm_calls=True,
     transport="http",
     decoder=OpenAIResponsesDecoder,
-    known=_known(),
+    known=responses_known(),
     summary="OpenAI Responses API (POST .../responses), request + SSE events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
               "prompt_cache_key", "**.call_id", "client_metadata", "user", "metadata.user_id"),
-    rules=(*RULES, ("responses-incomplete", ERROR_SEV, "a response.incomplete terminal event")),
+    rules=(*RULES, *RESPONSES_RULES,
+           ("ws-upgrade-refused", WARNING, "a WebSocket upgrade of the Responses endpoint answered with another status "
+            "than 101 (the client then falls back to HTTP + SSE)")),
     sniff=sniff,
     priority=90,
 )

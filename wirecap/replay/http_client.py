@@ -86,7 +86,10 @@ class _Exchange:
             pu = urlsplit(proxy)
             self.connect_to = (pu.hostname or "127.0.0.1", pu.port or 8080)
             self.target = url  # absolute form, as a proxy is asked
-        self.send_headers = [(k, v) for k, v in headers if k.lower() not in SKIP_REQUEST_HEADERS]
+        # a recorded upgrade request (the server refused it: that answer is what is replayed) asks again
+        self.upgrade = method == "GET" and any(k.lower() == "upgrade" and v.lower() == "websocket" for k, v in headers)
+        skip = SKIP_REQUEST_HEADERS - {"upgrade"} if self.upgrade else SKIP_REQUEST_HEADERS
+        self.send_headers = [(k, v) for k, v in headers if k.lower() not in skip]
         self.host_value = u.netloc
         self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
         self.res = HttpResult()
@@ -96,12 +99,13 @@ class _Exchange:
         wire = [("host", self.host_value), *self.send_headers]
         if self.body or self.method in ("POST", "PUT", "PATCH"):
             wire.append(("content-length", str(len(self.body))))
-        wire.append(("connection", "close"))
+        wire.append(("connection", "Upgrade, close" if self.upgrade else "close"))
         return h11.Request(method=self.method, target=self.target.encode("latin-1", "replace"),
                            headers=sendable(encode(wire)))
 
     def _recorded_headers(self) -> dict[str, str]:
-        out = {"host": self.host_value, **join_headers(self.send_headers)}
+        out = {"host": self.host_value, **({"connection": "Upgrade"} if self.upgrade else {}),
+               **join_headers(self.send_headers)}
         if self.body:
             out["content-length"] = str(len(self.body))
         return out

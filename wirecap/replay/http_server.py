@@ -6,7 +6,9 @@ content-length and chunked bodies, keep-alive and pipelining, `Expect: 100-conti
 Plain requests are matched (method, path, normalized body) against the recorded HTTP exchanges and
 get the recorded status, headers and body; SSE bodies are streamed event by event, each one's exact
 bytes at its recorded time. A WebSocket upgrade is handed to `ws_conn` / `ws_server` with a
-`WsContext` (this module imports them, never the other way round). Unmatched traffic fails
+`WsContext` (this module imports them, never the other way round), unless the recording refused it
+there (an HTTP exchange such as a 426 where the next recorded use of the path is): it is then served
+as that exchange. Unmatched traffic fails
 fast, in a form no client retries: HTTP 400 with an error body shaped like the provider's (Anthropic,
 OpenAI, else generic JSON) whose message starts `wirecap replay mismatch:` (WebSocket: close 1008),
 and the mismatch goes to `on_mismatch`. A request body sent with a content-encoding (gzip, deflate,
@@ -301,7 +303,7 @@ class ReplayServer:
                     raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
                 req = LiveRequest.of(event)
                 self.learn_secrets(req.headers)
-                if req.websocket:
+                if req.websocket and not self.pool.upgrade_refused(req.path):
                     handed_off = await self._hand_off(c, event)
                     return
                 if c.h11.they_are_waiting_for_100_continue:
@@ -337,7 +339,8 @@ class ReplayServer:
                 return False
         assert c.transport is not None
         self._conns.discard(c)
-        conn = WsConnection(c.transport, self.pool.subprotocols())
+        path = urlsplit(req.target.decode("latin-1")).path or "/"
+        conn = WsConnection(c.transport, self.pool.subprotocols(), deflate=self.pool.ws_deflate(path))
         if conn.open(_request_head(req), c.detach()):
             task = asyncio.get_running_loop().create_task(run_session(self.ws_context, conn))
             self._sessions[conn] = task

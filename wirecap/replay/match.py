@@ -24,8 +24,6 @@ from wirecap.capture.redact import Redactor
 from wirecap.errors import WirecapError
 from wirecap.replay.script import ChannelScript
 
-CODEBUFF_WS = "codebuff-ws"  # (the dialect whose frames replay rewrites: ws_server asks by this name)
-
 # Analytics requests (`wirecap.dialects.is_telemetry_channel`) are matched under the `TELEMETRY`
 # profile: a live request to one matches any recorded one of its route whatever it holds, and a
 # recording may answer again (see `ScriptPool.take_http`).

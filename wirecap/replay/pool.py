@@ -57,6 +57,27 @@ class ScriptPool:
         """The dialect of the recorded channel `ch` (None when unknown or not a recorded channel)."""
         return self._dialects.get(ch)
 
+    def ws_dialect(self, path: str) -> str | None:
+        """The dialect of the recorded WebSocket channels at `path` (the first one's; None if none)."""
+        return next((self._dialects.get(s.ch) for s in self.scripts if s.kind == "ws" and s.path == path), None)
+
+    def ws_deflate(self, path: str) -> bool:
+        """Whether a live upgrade at `path` may agree permessage-deflate: as the recorded server of the
+        channel it will get did (the next unused one at `path`: its open record's `extensions`, else the
+        101's `sec-websocket-extensions`); yes when the recording does not say (an import) or none is left."""
+        with self._lock:
+            at = [s for s in self.scripts if s.kind == "ws" and s.path == path]
+            script = next((s for s in at if s.ch not in self.used), at[0] if self.loop and at else None)
+        if script is None:
+            return True
+        agreed = script.open.get("extensions")
+        if agreed is None:
+            headers = script.open.get("response_headers")
+            if not isinstance(headers, dict):
+                return True
+            agreed = next((v for k, v in headers.items() if k.lower() == "sec-websocket-extensions"), "")
+        return "permessage-deflate" in str(agreed).lower()
+
     def ws_paths(self) -> set[str]:
         return {s.path for s in self.scripts if s.kind == "ws"}
 
@@ -66,6 +87,17 @@ class ScriptPool:
     @property
     def remaining(self) -> list[ChannelScript]:
         return [s for s in self.scripts if s.ch not in self.used]
+
+    def upgrade_refused(self, path: str) -> bool:
+        """Whether a live WebSocket upgrade to `path` is to get a recorded refusal: the first unused
+        recording at `path` that began with an upgrade request is an HTTP exchange (the server answered
+        it with a status, say 426, not 101: the client then fell back to HTTP), not a WebSocket channel.
+        The request is then served as HTTP (`take_http`). With `loop`, used recordings count once every
+        one was used."""
+        with self._lock:
+            tried = [s for s in self.scripts if s.path == path and (s.kind == "ws" or _upgrade(s))]
+            fresh = [s for s in tried if s.ch not in self.used] or (tried if self.loop else [])
+        return bool(fresh) and fresh[0].kind == "http"
 
     def take_ws(self, path: str) -> ChannelScript | None:
         """The next recorded WebSocket channel at `path` (None when none is left)."""
@@ -131,6 +163,13 @@ class ScriptPool:
         if best.method != method or best.path != path:
             diffs = [("(request line)", f"{best.method} {best.path}", f"{method} {path}"), *diffs]
         return Mismatch(best.ch, self.http_count, live, _seq_of(best), value, diffs, what=label)
+
+
+def _upgrade(s: ChannelScript) -> bool:
+    """An HTTP exchange whose request asked for a WebSocket (a refused upgrade, as recorded)."""
+    headers = s.open.get("headers") or {}
+    up = next((v for k, v in headers.items() if k.lower() == "upgrade"), None)
+    return s.kind == "http" and s.method == "GET" and isinstance(up, str) and up.lower() == "websocket"
 
 
 def _body_of(s: ChannelScript) -> Any:

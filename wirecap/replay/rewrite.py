@@ -2,7 +2,8 @@
 
 A replayed side must echo the live peer's ids, not the recorded ones: an ack carries the live txid,
 a response-chunk or prompt-response the live promptId/userInputId, a tool-call-response the
-requestId the live server chose. `Correlator` learns "recorded value -> live value" by walking a
+requestId the live server chose, a Responses `response.create` over WebSocket the live server's
+response id as its `previous_response_id` (learnt from `response.id`) and call ids as `call_id`. `Correlator` learns "recorded value -> live value" by walking a
 recorded message and its live counterpart in step, and rewrites those values wherever they appear
 in the recorded messages it sends next. Sans-I/O.
 """
@@ -15,7 +16,7 @@ from typing import Any
 TXID_KEYS = frozenset({"txid"})
 ID_KEYS = frozenset({
     "promptId", "userInputId", "requestId", "toolCallId", "runId", "stepId", "agentRunId",
-    "tool_use_id", "tool_call_id", "call_id", "id", "item_id",
+    "tool_use_id", "tool_call_id", "call_id", "id", "item_id", "previous_response_id",
 })
 
 

@@ -53,8 +53,9 @@ class WsConnection(asyncio.Protocol):
     """The asyncio side of one server WebSocket connection (see the module docstring)."""
 
     def __init__(self, transport: asyncio.Transport, subprotocols: Sequence[str] = (),
-                 close_timeout: float = CLOSE_TIMEOUT) -> None:
-        self.protocol = ServerProtocol(extensions=[ServerPerMessageDeflateFactory()],
+                 close_timeout: float = CLOSE_TIMEOUT, deflate: bool = True) -> None:
+        # `deflate`: accept permessage-deflate when the client offers it (as the recorded server did, or not)
+        self.protocol = ServerProtocol(extensions=[ServerPerMessageDeflateFactory()] if deflate else [],
                                        select_subprotocol=_picker(subprotocols), max_size=None, logger=_LOG)
         self.transport = transport
         self.close_timeout = close_timeout

@@ -6,10 +6,11 @@ The HTTP front (`http_server`) owns the listening socket; a WebSocket upgrade is
 then waits for each client message, matches it against the recorded one in order, and sends the
 recorded server messages that followed it with their timing, correlation ids rewritten.
 A client message that matches nothing (or comes after the script's end) gets the dialect's own error
-message when it has one (Codebuff: `prompt-error` / `action-error`, which its clients show and end
-the turn on), then the connection is closed with 1008 (policy violation: the server works, the
-client's message is what is wrong; 1011 reads as a server failure) and a reason that starts
-`wirecap replay mismatch:`.
+messages when it has them (`Dialect.mismatch_messages`: Codebuff's `prompt-error` / `action-error`,
+the Responses API's wrapped `error` with status 400, which their clients show and end the turn on),
+then the connection is closed with 1008 (policy violation: the server works, the client's message is
+what is wrong; 1011 reads as a server failure) and a reason that starts `wirecap replay mismatch:`. A connection for which no recorded channel is left is told the same way
+(the dialect's messages answer its first message, then the close).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
+from wirecap import dialects
 from wirecap.capture.payload import encode_payload, payload_bytes
-from wirecap.replay.match import CODEBUFF_WS, MESSAGE_PREFIX, ChannelMatcher, Mismatch, comparable
+from wirecap.errors import WirecapError
+from wirecap.replay.match import MESSAGE_PREFIX, ChannelMatcher, Mismatch, comparable
 from wirecap.replay.pool import ScriptPool
 from wirecap.replay.rewrite import Correlator, rewrite_record
 from wirecap.replay.script import ChannelScript, Reply
@@ -36,6 +38,7 @@ from wirecap.replay.ws_conn import WsConnection
 MISMATCH_CLOSE = CloseCode.POLICY_VIOLATION  # 1008
 BATCH = 256
 EARLY = 0.0005
+FIRST_MESSAGE_WAIT = 2.0  # seconds a connection no recording is left for waits for the message to answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +79,26 @@ async def serve_ws(ctx: WsContext, conn: WsConnection) -> None:
     script = ctx.pool.take_ws(path)
     if script is None:
         ctx.report(Mismatch("ws", 0, path, None, None, what=f"WebSocket connection to {path}"))
-        await conn.close(MISMATCH_CLOSE, close_reason(f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"))
+        await none_left(conn, path, ctx.pool.ws_dialect(path))
         return
     ctx.log(f"{script.ch}: live WebSocket connection at {path}")
     await play_ws(ctx, conn, script)
+
+
+async def none_left(conn: WsConnection, path: str, dialect: str | None) -> None:
+    """A connection no recorded channel is left for: when the path's dialect has error messages, they
+    answer the client's first message (waited for at most FIRST_MESSAGE_WAIT: a client that sends
+    nothing gets the close alone), then close 1008. A bare close is what a client reconnects on (Codex
+    5 times, then its HTTP fallback; the Codebuff SDK 0.3 forever); its error message ends the turn."""
+    text = f"{MESSAGE_PREFIX}no recorded WebSocket channel left at {path}"
+    if mismatch_messages(dialect, None, text):
+        try:
+            live = _live_value(await asyncio.wait_for(conn.recv(), FIRST_MESSAGE_WAIT))
+            for frame in mismatch_messages(dialect, live, text):
+                await conn.send(frame.encode("utf-8"), text=True)
+        except (TimeoutError, ConnectionClosed):
+            pass
+    await conn.close(MISMATCH_CLOSE, close_reason(text))
 
 
 Fill = Callable[[bytes, Any, str], bytes]  # `StandIns.fill`: (data, seq, ch) -> data as served
@@ -185,27 +204,27 @@ async def fail(conn: WsConnection, mm: Mismatch, dialect: str | None) -> None:
     """End a session on a mismatch: the dialect's own error message first (so the client shows it
     and ends its turn), then close 1008 with the short reason."""
     try:
-        for frame in mismatch_frames(dialect, mm.live, mm.message()):
+        for frame in mismatch_messages(dialect, mm.live, mm.message()):
             await conn.send(frame.encode("utf-8"), text=True)
     except ConnectionClosed:
         return
     await conn.close(MISMATCH_CLOSE, mismatch_reason(mm))
 
 
-def mismatch_frames(dialect: str | None, live: Any, message: str) -> list[str]:
-    """Messages of the dialect that tell its client `message` as an error it ends the turn on.
-
-    Codebuff WS: a `prompt` (SDK 0.3.x) gets `prompt-error` for its promptId (the run resolves with
-    that error); anything else (CLI 1.0.x `user-input`, `init`) gets `action-error`, which the CLI
-    prints as `Error: MESSAGE`. Other dialects: none (the close reason carries the message)."""
-    if dialect != CODEBUFF_WS:
+def mismatch_messages(dialect: str | None, live: Any, message: str) -> list[str]:
+    """The dialect's own messages that tell its client `message` as an error it ends its turn on
+    (`Dialect.mismatch_messages`: Codebuff's `action-error` / `prompt-error`, the Responses API's wrapped
+    `error` with a 400); none for a channel of no known dialect (the close reason carries the message)."""
+    if dialect is None:
         return []
-    data = live.get("data") if isinstance(live, dict) else None
-    if isinstance(data, dict) and data.get("type") == "prompt" and isinstance(data.get("promptId"), str):
-        action = {"type": "prompt-error", "userInputId": data["promptId"], "message": message}
-    else:
-        action = {"type": "action-error", "message": message}
-    return [orjson.dumps({"type": "action", "data": action}).decode("utf-8")]
+    try:
+        hook = dialects.get_dialect(dialect).mismatch_messages
+    except WirecapError:  # (a hint naming a dialect this version does not know)
+        return []
+    try:
+        return list(hook(live, message))
+    except Exception:  # noqa: BLE001 - a hook's bug leaves the close reason to say it (never a dropped session)
+        return []
 
 
 def mismatch_reason(mm: Mismatch) -> str:

@@ -110,6 +110,16 @@ class ReportPass:
                 error = e
         return None, f"statistics failed: {_failure(error)}"
 
+    def transport(self) -> dict[str, Any] | None:
+        """Which transport each LLM call used (`analysis.transport`), when a client used or tried a
+        WebSocket for them; None otherwise, or when the rules part failed."""
+        if self.pass_error is not None or self.rules.error is not None:
+            return None
+        check = self.rules.sink.transport
+        if not check.ws_used:
+            return None
+        return {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+
     def findings(self, reader_problems: list[str], unlisted: int, interrupted: str | None,
                  last_seq: int | None) -> tuple[list[Finding] | None, str]:
         """(every finding, as `validate_capture` lists them, or None and why not); the reader's
@@ -217,6 +227,9 @@ def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[lis
     sessions, report.sessions_note = analysis.sessions()
     if sessions is not None:
         report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
+    transport = analysis.transport()
+    if transport is not None:
+        report.transport = redactor.value(transport) if not report.pre_redacted else transport
     findings, report.findings_note = found
     if findings is not None:
         list_findings(report, findings, redactor)

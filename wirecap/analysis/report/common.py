@@ -6,6 +6,7 @@ from typing import Any
 
 from wirecap.analysis.notes import NOTE_HEADERS, Note, note_cells  # noqa: F401 - shared with the renderers
 from wirecap.analysis.report.model import CaptureReport, ConvEntry
+from wirecap.analysis.transport import describe_transport
 
 CHANNEL_HEADERS = ["channel", "kind", "what", "dialect", "c2s", "s2c", "bytes", "duration", "first reply",
                    "long gaps", "end"]
@@ -95,6 +96,32 @@ def session_rows(cap: CaptureReport) -> list[list[Any]]:
                      _calls(s), tool_text, f"{tin}/{tout}" if tin or tout else "",
                      f"{cost:.4f}" if isinstance(cost, (int, float)) else "", _blank(s.get("errors"))])
     return rows
+
+
+CALL_HEADERS = ["channel", "call", "transport", "model", "ttft", "duration", "tokens in/out", "tools", "outcome"]
+
+
+def transport_lines(cap: CaptureReport) -> list[str]:
+    """What the transport part says in words: the LLM calls per transport, and the fallback."""
+    return describe_transport(cap.transport) if cap.transport else []
+
+
+def _call_row(c: dict[str, Any]) -> list[Any]:
+    tools = c.get("tool_calls")
+    outcome = f"{c.get('outcome')}: {c['reason']}" if c.get("reason") else str(c.get("outcome"))
+    tin, tout = c.get("input_tokens"), c.get("output_tokens")
+    return [c.get("ch") or "", f"{c.get('call')}{' (prewarm)' if c.get('prewarm') else ''}", c.get("transport") or "",
+            _blank(c.get("model")), _secs(c.get("ttft")), _secs(c.get("duration")), f"{tin}/{tout}" if tin or tout else "",
+            ", ".join(f"{k}×{v}" for k, v in tools.items()) if isinstance(tools, dict) else "", outcome]
+
+
+def _secs(v: Any) -> str:
+    return fmt_secs(v) if isinstance(v, (int, float)) else ""
+
+
+def call_rows(cap: CaptureReport) -> list[list[Any]]:
+    """One row per LLM call of the transport part."""
+    return [_call_row(c) for c in (cap.transport or {}).get("calls") or [] if isinstance(c, dict)]
 
 
 def capture_problems(cap: CaptureReport, *, interrupted: bool = True) -> list[str]:

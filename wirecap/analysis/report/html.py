@@ -246,6 +246,14 @@ def _flags_for(seq: int, ch: str | None, cap: CaptureReport, findings_by_seq: di
     return out
 
 
+def _transport(cap: CaptureReport, ci: int) -> str:
+    if cap.transport is None:
+        return ""
+    lines = "".join(f"<li>{_e(line)}</li>" for line in common.transport_lines(cap))
+    calls = _table(common.CALL_HEADERS, [[_e(v) for v in r] for r in common.call_rows(cap)])
+    return f'<section id="c{ci}-transport"><h3>Transport</h3><ul>{lines}</ul>{calls}</section>'
+
+
 def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
     summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
     parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
@@ -258,6 +266,7 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
     else:
         parts.append(f'<p class="muted">{_e(cap.sessions_note)}</p>')
     parts.append("</section>")
+    parts.append(_transport(cap, ci))
     parts.append(f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>')
     parts.append(f'<section id="c{ci}-findings"><h3>Findings</h3>')
     if cap.findings is None:

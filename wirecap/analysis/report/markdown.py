@@ -121,6 +121,13 @@ _CONV_LINES: dict[str, Callable[[ConvEntry, str], list[str]]] = {
 }
 
 
+def _transport(cap: CaptureReport, h: str) -> list[str]:
+    if cap.transport is None:
+        return []
+    return [f"{h}# Transport", "", *(f"- {line}" for line in common.transport_lines(cap)), "",
+            table(common.CALL_HEADERS, common.call_rows(cap)), ""]
+
+
 def _capture(cap: CaptureReport, two: bool) -> list[str]:
     h = "##" if two else "#"
     out = [f"{h} wirecap report: `{cap.name}`", ""]
@@ -130,6 +137,7 @@ def _capture(cap: CaptureReport, two: bool) -> list[str]:
         out += [f"{h}# Sessions", "", table(common.SESSION_HEADERS, common.session_rows(cap)), ""]
     elif cap.sessions_note:
         out += [f"_{cap.sessions_note}_", ""]
+    out += _transport(cap, h)
     marks = []
     for c in cap.channels:
         if c.first_reply is not None:

@@ -152,6 +152,10 @@ class CaptureReport:
     channels: list[ChannelActivity] = field(default_factory=list)
     sessions: list[dict[str, Any]] | None = None
     sessions_note: str = ""
+    # which transport each LLM call used and whether the client fell back (`analysis.transport`):
+    # {"llm_calls": {transport: n}, "fallback": {...} | None, "calls": [...]}, only when a client used or
+    # tried a WebSocket for its LLM calls (elsewhere the channels' kinds say it all)
+    transport: dict[str, Any] | None = None
     findings: list[dict[str, Any]] | None = None
     findings_note: str = ""
     findings_omitted: Counter = field(default_factory=Counter)  # severity -> findings past MAX_FINDINGS
@@ -225,6 +229,7 @@ class CaptureReport:
             "note_warnings": self.note_warnings,
             "relevant_messages": [self.relevant[s] for s in sorted(self.relevant)],
             "warnings": self.warnings,
+            **({"transport": self.transport} if self.transport is not None else {}),
             **({"recorder_errors_omitted": self.recorder_errors_omitted} if self.recorder_errors_omitted else {}),
             **({"findings_omitted": dict(self.findings_omitted)} if self.findings_omitted else {}),
         }

@@ -136,6 +136,9 @@ def _capture(cap: CaptureReport, width: int) -> list[str]:
     out += ["", "-- sessions --"]
     out.append(fit_table(common.SESSION_HEADERS, common.session_rows(cap), width, wide=(0, 6)) if cap.sessions is not None
                else cap.sessions_note)
+    if cap.transport is not None:
+        out += ["", "-- transport --", *common.transport_lines(cap),
+                fit_table(common.CALL_HEADERS, common.call_rows(cap), width, wide=(8,))]
     out += ["", "-- timeline --", _timeline(cap, width)]
     out += ["", "-- findings --"]
     if cap.findings is None:
