@@ -252,7 +252,8 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         self.out_lines += 1
-        handler = self._dispatch.get(obj.get("type"))
+        t = obj.get("type")
+        handler = self._dispatch.get(t) if t.__class__ is str else None  # (JSON may put a list there)
         if handler is None:
             return self.other(rec, obj)
         return handler(rec, obj)
