@@ -87,3 +87,12 @@ def test_anthropic_family() -> None:
     caps = FIX / "captures"
     paths = [*caps.glob("claude_code_*.jsonl"), *caps.glob("codebuddy_*.jsonl"), *caps.glob("http_anthropic_*.jsonl")]
     assert _fuzz(_load(paths), list(range(200))) == []
+
+
+def test_a_content_block_type_that_is_an_object() -> None:
+    """Found on the shipped captures (seed 371 over all of them): an assistant line whose content block
+    `type` is an object made claude-code fail on the record; now the block is `unparsed`."""
+    recs = copy.deepcopy(_load([FIX / "captures" / "claude_code_hello.jsonl"])["claude_code_hello.jsonl"])
+    line = next(r for r in recs if (r.get("json") or {}).get("type") == "assistant")
+    line["json"]["message"]["content"][0]["type"] = {"type": "tool_use"}
+    assert [f for f in validate_records(recs) if f.rule == "decoder-error"] == []
