@@ -96,3 +96,19 @@ def test_a_content_block_type_that_is_an_object() -> None:
     line = next(r for r in recs if (r.get("json") or {}).get("type") == "assistant")
     line["json"]["message"]["content"][0]["type"] = {"type": "tool_use"}
     assert [f for f in validate_records(recs) if f.rule == "decoder-error"] == []
+
+
+def test_an_anthropic_body_block_type_that_is_a_list() -> None:
+    """Found by seeds 96178 and 99970 over all shipped captures: a non-streamed Anthropic message body
+    whose content block `type` is a list or an object made anthropic-sse fail on the record."""
+    recs = copy.deepcopy(_load([FIX / "captures" / "http_anthropic_text.jsonl"])["http_anthropic_text.jsonl"])
+    body = {"type": "message", "id": "msg_1", "model": "m", "role": "assistant",
+            "content": [{"type": ["text"], "text": "hi"}], "usage": {"input_tokens": 1, "output_tokens": 1}}
+    recs = [r for r in recs if not (r.get("type") == "msg" and r.get("dir") == "s2c")]
+    at = next(i for i, r in enumerate(recs) if r.get("type") == "response")
+    recs[at] = {k: v for k, v in recs[at].items() if k != "sse"}  # a JSON body, not a stream
+    recs.insert(at + 1, {"t": recs[at]["t"], "type": "msg", "ch": "http-1", "dir": "s2c", "json": body})
+    recs = [{**r, "seq": i} for i, r in enumerate(recs, 1)]
+    found = validate_records(recs)
+    assert [f for f in found if f.rule == "decoder-error"] == []
+    assert any(f.rule == "unparsed" for f in found)
