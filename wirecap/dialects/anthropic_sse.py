@@ -118,7 +118,7 @@ class AnthropicSseDecoder(HttpDecoder):
         if not isinstance(content, list):
             content = []
         for i, b in enumerate(content):
-            if not isinstance(b, dict) or b.get("type") not in BLOCK_ITEM:
+            if not isinstance(b, dict) or not isinstance(b.get("type"), str) or b["type"] not in BLOCK_ITEM:
                 out.append(self.unparsed(rec, f"unknown content block {b!r:.60}"))
                 continue
             item = BLOCK_ITEM[b["type"]]

@@ -329,7 +329,7 @@ class AnthropicStream:
         dt = delta.get("type")
         spec = DELTA_FIELD.get(dt) if isinstance(dt, str) else None
         if spec is None:
-            return QUIET if dt in QUIET_DELTAS else Problem(f"unknown content_block_delta {delta!r:.60}")
+            return QUIET if isinstance(dt, str) and dt in QUIET_DELTAS else Problem(f"unknown content_block_delta {delta!r:.60}")
         idx = ev.get("index")
         block = self.blocks.get(idx if idx.__class__ is int else hkey(idx))
         if block is None:

@@ -122,7 +122,7 @@ def assistant_block(dec: Decoder, rec: dict[str, Any], block: Any, mid: str | No
         return dec.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": block.get("thinking")})
     if bt == "redacted_thinking":
         return dec.ev(ITEM_COMPLETED, rec, REASONING, mid, role, {"text": None, "redacted": True})
-    if bt in _TOOL_BLOCKS:
+    if bt.__class__ is str and bt in _TOOL_BLOCKS:  # (JSON may put a list there)
         cid = block.get("id")
         if cid.__class__ is not str:
             cid = None
@@ -252,7 +252,8 @@ class ClaudeCodeDecoder(StreamDecoder):
 
     def on_object(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         self.out_lines += 1
-        handler = self._dispatch.get(obj.get("type"))
+        t = obj.get("type")
+        handler = self._dispatch.get(t) if t.__class__ is str else None  # (JSON may put a list there)
         if handler is None:
             return self.other(rec, obj)
         return handler(rec, obj)
