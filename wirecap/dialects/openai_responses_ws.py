@@ -176,7 +176,7 @@ DIALECT = Dialect(
     known=responses_known(ws=True),
     summary="OpenAI Responses API over WebSocket (Codex): response.create messages + Responses stream events",
     volatile=("response.id", "response.created_at", "item_id", "item.id", "item.call_id", "sequence_number",
-              "prompt_cache_key", "**.call_id", "client_metadata", "user", "metadata.user_id", "previous_response_id"),
+              "prompt_cache_key", "**.call_id", "user", "metadata.user_id", "previous_response_id"),
     rules=(
         *RESPONSES_RULES,
         ("ws-error-event", ERROR_SEV, "a response.failed terminal event"),
