@@ -9,6 +9,8 @@ from wirecap.dialects.base import Finding
 
 STATS_HEADERS = ["capture", "session", "ch", "dialect", "duration s", "ttft s", "msgs", "bytes", "models",
                  "prompt tok", "compl tok", "llm calls", "failed", "tools", "cost $", "errors"]
+CALL_HEADERS = ["capture", "ch", "call", "seq", "transport", "model", "outcome", "ttft s", "duration s", "in tok",
+                "out tok", "tools", "note"]
 FINDING_HEADERS = ["severity", "rule", "seq", "ch", "message"]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
@@ -61,6 +63,27 @@ def stats_table(sessions: list[dict[str, Any]], totals: dict[str, dict[str, Any]
     if several:
         return tabulate(rows, headers=STATS_HEADERS, tablefmt="simple")
     return tabulate([r[1:] for r in rows], headers=STATS_HEADERS[1:], tablefmt="simple")
+
+
+def _call_row(c: dict[str, Any]) -> list[Any]:
+    tools = ", ".join(f"{k}×{v}" for k, v in (c.get("tool_calls") or {}).items()) or "-"
+    note = "prewarm (generate: false)" if c.get("prewarm") else (c.get("reason") or "")
+    return [c["capture"], c["ch"], c["call"], c["seq"], c["transport"], c.get("model") or "-", c["outcome"],
+            fmt_number(c.get("ttft")), fmt_number(c.get("duration")), fmt_number(c.get("input_tokens")),
+            fmt_number(c.get("output_tokens")), tools, str(note)[:60]]
+
+
+def calls_table(calls: list[dict[str, Any]], *, several: bool) -> str:
+    """`wirecap stats --calls`: one row per LLM call on the wire (each with its `capture`); with one
+    capture (`several` false) the capture column is left out."""
+    if not calls:
+        return "no LLM calls on the wire (stdout alone does not show them: record the traffic too)"
+    from tabulate import tabulate  # (as above)
+
+    rows = [_call_row(c) for c in calls]
+    if several:
+        return tabulate(rows, headers=CALL_HEADERS, tablefmt="simple")
+    return tabulate([r[1:] for r in rows], headers=CALL_HEADERS[1:], tablefmt="simple")
 
 
 def at_or_above(found: list[Finding], min_severity: str) -> list[Finding]:

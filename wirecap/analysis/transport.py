@@ -72,8 +72,8 @@ class Call:
     response_id: str | None = None
     first_output_t: float | None = None
     end_t: float | None = None
-    input_tokens: int | float = 0
-    output_tokens: int | float = 0
+    input_tokens: int | float | None = None  # None: no usage on the wire for this call
+    output_tokens: int | float | None = None
     tools: Counter[str] = field(default_factory=Counter)
     outcome: str = "open"  # completed | failed | cut (no terminal event) | open (the capture ended first)
     reason: str | None = None
@@ -129,8 +129,13 @@ class CallTracker:
 
     @staticmethod
     def _usage(call: Call, d: dict[str, Any]) -> None:
-        call.input_tokens = _n(d.get("input_tokens")) + _n(d.get("cache_read_tokens")) + _n(d.get("cache_creation_tokens"))
-        call.output_tokens = _n(d.get("output_tokens"))
+        """A usage event holds the latest figures of the fields it has: Anthropic splits a message's usage
+        into message_start (input, cache) and message_delta (output only), which must not zero the input."""
+        if any(k in d for k in ("input_tokens", "cache_read_tokens", "cache_creation_tokens")):
+            call.input_tokens = (_n(d.get("input_tokens")) + _n(d.get("cache_read_tokens"))
+                                 + _n(d.get("cache_creation_tokens")))
+        if "output_tokens" in d:
+            call.output_tokens = _n(d.get("output_tokens"))
         if isinstance(d.get("message_id"), str):
             call.response_id = d["message_id"]
         if d.get("model") and not call.model:
@@ -361,3 +366,13 @@ def transport_capture(path: str) -> dict[str, Any] | None:
     if not check.ws_used:
         return None
     return {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+
+
+def capture_calls(path: str) -> list[dict[str, Any]]:
+    """Every LLM call on the wire of the capture at `path` (`Call.to_json()`, in the order they started),
+    whatever the transport: what `wirecap stats --calls` lists."""
+    from wirecap.capture.reader import CaptureReader
+
+    with CaptureReader(path) as reader:
+        check = transport_records(reader)
+    return [c.to_json() for c in check.calls()]

@@ -8,7 +8,8 @@ import click
 import orjson
 
 from wirecap.analysis.stats import listed_sessions, stats_capture
-from wirecap.analysis.tables import stats_table
+from wirecap.analysis.tables import calls_table, stats_table
+from wirecap.analysis.transport import capture_calls
 from wirecap.cli.common import check_dialect
 
 
@@ -19,8 +20,11 @@ from wirecap.cli.common import check_dialect
 @click.option("--all", "show_all", is_flag=True, help="Also list channels no dialect recognized.")
 @click.option("--ch", "channels", multiple=True, metavar="CH",
               help="Only the session of channel CH (a pipe selects its process; repeatable).")
+@click.option("--calls", "per_call", is_flag=True,
+              help="One row per LLM call on the wire instead: transport (ws / http), model, outcome, ttft, "
+                   "duration, tokens, tool calls (a WebSocket carries several calls).")
 def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_all: bool,
-          channels: tuple[str, ...]) -> None:
+          channels: tuple[str, ...], per_call: bool) -> None:
     """Per session of each CAP: duration, time to first token, messages by type, bytes, tokens per
     model (prompt = input + cache read + cache creation), LLM calls (answered / failed), tool calls,
     cost, errors; and a total per capture that counts a call seen on stdout and on the wire once.
@@ -28,6 +32,9 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
     The mapping is documented in docs/stats.md.
     """
     check_dialect(dialect)
+    if per_call:
+        _calls(captures, channels, as_json)
+        return
     sessions: list[dict[str, Any]] = []
     totals: dict[str, dict[str, Any]] = {}
     for cap in captures:
@@ -43,3 +50,13 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
         click.echo(orjson.dumps(sessions, option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(stats_table(sessions, totals, several=len(captures) > 1))
+
+
+def _calls(captures: tuple[str, ...], channels: tuple[str, ...], as_json: bool) -> None:
+    """`--calls`: the LLM calls of every capture's network channels (of `channels` when given)."""
+    calls = [{"capture": cap, **c} for cap in captures for c in capture_calls(cap)
+             if not channels or c["ch"] in channels]
+    if as_json:
+        click.echo(orjson.dumps(calls, option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(calls_table(calls, several=len(captures) > 1))
