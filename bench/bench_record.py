@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.common import figure, tempdir
+from bench.common import figure, wirecap_home
 
 ROOT = Path(__file__).resolve().parent.parent
 MITMDUMP = str(Path(sys.executable).parent / "mitmdump")
@@ -296,24 +296,12 @@ def bench_sse(home: Path, n: int, gap: float, rounds: int) -> list[dict]:
 def run(quick: bool = False) -> list[dict]:
     if not os.path.exists(MITMDUMP) or not shutil.which(sys.executable):
         return [figure("record", 0, "", note="mitmdump not found", ok=None)]
-    saved = os.environ.get("WIRECAP_HOME")
-    with tempdir("wirecap-bench-record-") as home:
-        os.environ["WIRECAP_HOME"] = str(home)
-        try:
-            from wirecap.record.ca import ensure_ca
-
-            ensure_ca()
-            rows: list[dict] = []
-            rows += bench_ws_cpu(home, 1000 if quick else 3000, 1 if quick else 5)  # best of 5: two processes, noisy
-            rows += bench_ws_memory(home, 10_000 if quick else 100_000)
-            rows += bench_sse(home, 10 if quick else 40, 0.02, 1)
-            return rows
-        finally:
-            if saved is None:
-                os.environ.pop("WIRECAP_HOME", None)
-            else:
-                os.environ["WIRECAP_HOME"] = saved
-
+    with wirecap_home("wirecap-bench-record-") as home:
+        rows: list[dict] = []
+        rows += bench_ws_cpu(home, 1000 if quick else 3000, 1 if quick else 5)  # best of 5: two processes, noisy
+        rows += bench_ws_memory(home, 10_000 if quick else 100_000)
+        rows += bench_sse(home, 10 if quick else 40, 0.02, 1)
+        return rows
 
 if __name__ == "__main__":
     from bench.common import print_table

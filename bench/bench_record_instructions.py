@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from bench.bench_record import mitmdump, ws_echo_rounds, ws_server
-from bench.common import figure, tempdir
+from bench.common import figure, wirecap_home
 
 TARGET = 1.10
 
@@ -43,34 +43,23 @@ def run(quick: bool = False) -> list[dict]:
     if shutil.which("valgrind") is None:
         return [figure("record.ws_instructions_per_message", 0, "", note="valgrind not installed: skipped", ok=None)]
     n = 200 if quick else 600
-    saved = os.environ.get("WIRECAP_HOME")
-    with tempdir("wirecap-bench-record-instr-") as home:
-        os.environ["WIRECAP_HOME"] = str(home)
-        try:
-            from wirecap.record.ca import ensure_ca
+    with wirecap_home("wirecap-bench-record-instr-") as home:
+        counts: dict[tuple[bool, int], int] = {}
+        errors: list[BaseException] = []
+        with ws_server(echo=True) as sport:
+            def one(addon: bool, k: int) -> None:
+                try:
+                    _count(sport, home, addon, k, counts, (addon, k))
+                except BaseException as e:  # noqa: BLE001 - reported below, the other runs go on
+                    errors.append(e)
 
-            ensure_ca()
-            counts: dict[tuple[bool, int], int] = {}
-            errors: list[BaseException] = []
-            with ws_server(echo=True) as sport:
-                def one(addon: bool, k: int) -> None:
-                    try:
-                        _count(sport, home, addon, k, counts, (addon, k))
-                    except BaseException as e:  # noqa: BLE001 - reported below, the other runs go on
-                        errors.append(e)
-
-                threads = [threading.Thread(target=one, args=(a, k)) for a in (False, True) for k in (0, n)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join(400)
-            if errors or len(counts) != 4:
-                raise RuntimeError(f"instruction counting failed: {errors[0] if errors else 'a run did not finish'}")
-        finally:
-            if saved is None:
-                os.environ.pop("WIRECAP_HOME", None)
-            else:
-                os.environ["WIRECAP_HOME"] = saved
+            threads = [threading.Thread(target=one, args=(a, k)) for a in (False, True) for k in (0, n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(400)
+        if errors or len(counts) != 4:
+            raise RuntimeError(f"instruction counting failed: {errors[0] if errors else 'a run did not finish'}")
     plain = (counts[(False, n)] - counts[(False, 0)]) / (2 * n)
     with_addon = (counts[(True, n)] - counts[(True, 0)]) / (2 * n)
     ratio = with_addon / plain

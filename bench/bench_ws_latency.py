@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.common import WIRECAP, figure, tempdir
+from bench.common import WIRECAP, figure, wirecap_home
 
 ROOT = Path(__file__).resolve().parent.parent
 MITMDUMP = str(Path(sys.executable).parent / "mitmdump")
@@ -225,20 +225,8 @@ def run(quick: bool = False) -> list[dict]:
         return [figure("record.ws_latency", 0, "", note="mitmdump not found", ok=None)]
     loads = {"light": (100 if quick else 300, 100.0), "heavy": (1000 if quick else 3000, 0.0)}
     rounds = 1 if quick else 3
-    with tempdir("wirecap-bench-wslat-") as home:
-        saved = os.environ.get("WIRECAP_HOME")
-        os.environ["WIRECAP_HOME"] = str(home)
-        try:
-            from wirecap.record.ca import ensure_ca
-
-            ensure_ca()
-            return figures(measure(home, loads, rounds), loads, rounds)
-        finally:
-            if saved is None:
-                os.environ.pop("WIRECAP_HOME", None)
-            else:
-                os.environ["WIRECAP_HOME"] = saved
-
+    with wirecap_home("wirecap-bench-wslat-") as home:
+        return figures(measure(home, loads, rounds), loads, rounds)
 
 if __name__ == "__main__":
     from bench.common import print_table

@@ -37,6 +37,25 @@ def tempdir(prefix: str = "wirecap-bench-") -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def wirecap_home(prefix: str) -> Iterator[Path]:
+    """A throwaway WIRECAP_HOME (set in this process's environment, restored after) holding wirecap's CA:
+    what the recording benches need before they start a proxy."""
+    saved = os.environ.get("WIRECAP_HOME")
+    with tempdir(prefix) as home:
+        os.environ["WIRECAP_HOME"] = str(home)
+        try:
+            from wirecap.record.ca import ensure_ca
+
+            ensure_ca()
+            yield home
+        finally:
+            if saved is None:
+                os.environ.pop("WIRECAP_HOME", None)
+            else:
+                os.environ["WIRECAP_HOME"] = saved
+
+
 def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
     """Best wall-clock seconds of `repeat` calls: the least disturbed by the other users of the cores."""
     best = float("inf")
