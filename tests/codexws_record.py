@@ -47,6 +47,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import labclients  # noqa: E402
+from conftest import lab_dir  # noqa: E402
+from record_util import self_signed_cert  # noqa: E402
 
 FAKE_PORT = 40101
 TLS_PORT = 40102
@@ -57,44 +59,11 @@ CLIENT_TIMEOUT = 90
 CLOCK_SLACK = 0.002
 
 
-def lab_dir() -> Path | None:
-    lab = os.environ.get("WIRECAP_LAB") or str(ROOT / ".lab")
-    return Path(lab) if (Path(lab) / "node_modules" / ".bin" / "codex").exists() else None
-
-
-def can_unshare() -> bool:
-    import shutil
-
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        return False
-    return subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=20).returncode == 0
-
-
 # --- a TLS terminator in front of the fake (the proxy mode's https:// server) ---------------------------
 def self_signed(tmp: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (and localhost), made with `cryptography` (mitmproxy's dependency)."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fake-openai")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .sign(key, hashes.SHA256()))
-    certf, keyf = tmp / "tls-cert.pem", tmp / "tls-key.pem"
-    certf.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    keyf.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
-    return certf, keyf
+    """(certificate, key) of a throwaway server certificate for 127.0.0.1 (`record_util.self_signed_cert`)."""
+    d = self_signed_cert(tmp)
+    return d / "cert.pem", d / "key.pem"
 
 
 class TlsTerminator:
@@ -146,18 +115,6 @@ class TlsTerminator:
 
 
 # --- running one case -----------------------------------------------------------------------------------
-def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            time.sleep(0.05)
-
-
 def stop_after(proc: subprocess.Popen, timeout: float) -> int | None:
     """The exit status of `wirecap record` within `timeout` s; None when it had to be stopped (SIGTERM: it
     ends the client and closes the capture), killed if even that hangs."""
@@ -186,7 +143,7 @@ def run_case(lab: Path, how: str, fake_mode: str, out: Path, deflate: bool,
                                 stdout=subprocess.DEVNULL, stderr=ferr)
     tls = None
     try:
-        wait_listening(FAKE_PORT, fake)
+        labclients.wait_listening(f"127.0.0.1:{FAKE_PORT}", fake, "fake_openai_ws.py")
         cfg = labclients.codex_config(f"127.0.0.1:{PROXY_PORT if how == 'reverse' else TLS_PORT}", websockets=True)
         rec_args = ["--listen", f"127.0.0.1:{PROXY_PORT}"]
         if how == "reverse":
@@ -348,7 +305,7 @@ def main(argv: list[str]) -> int:
     if len(args) != 3 or args[0] not in ("reverse", "proxy"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    lab = lab_dir()
+    lab = lab_dir("codex")
     if lab is None:
         print("codexws_record: no lab (set WIRECAP_LAB)", file=sys.stderr)
         return 2

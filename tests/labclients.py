@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -180,3 +181,11 @@ def wait_listening(hostport: str, proc: subprocess.Popen, what: str, timeout: fl
                 return
         time.sleep(0.05)
     raise RuntimeError(f"{what} did not listen on {hostport} within {timeout:.0f} s")
+
+
+def can_unshare() -> bool:
+    """True when this process may make a private network namespace (root and a working `unshare -n`): what
+    every real-client run needs, so that nothing can leave the machine."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        return False
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=20).returncode == 0

@@ -217,14 +217,6 @@ MISMATCH_EXITS_NONZERO = frozenset({"claude", "codex", "codex-ws", "opencode", "
 
 
 
-def can_unshare() -> bool:
-    """True when this process may make a private network namespace (root and a working `unshare -n`)."""
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        return False
-    r = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=20)
-    return r.returncode == 0
-
-
 @dataclass
 class CaseResult:
     """What one case did; the suite asserts on it and prints it. `ok` is the verdict, `why` the reasons."""

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from realclient import can_unshare, lab_dir
+from conftest import lab_dir
+from labclients import can_unshare
 
 from wirecap.analysis.transport import transport_capture
 from wirecap.analysis.validate import validate_capture

@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from realclient import MATRIX, can_unshare, lab_dir
+from labclients import can_unshare
+from realclient import MATRIX, lab_dir
 
 RUNNER = Path(__file__).resolve().parents[1] / "realclient.py"
 CASE_TIMEOUT = 600  # seconds for one case; the runner bounds each of its steps itself (client runs 90 s each)

@@ -24,7 +24,8 @@ from wirecap.capture.payload import payload_bytes
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
-from codexws_record import can_unshare, lab_dir  # noqa: E402
+from conftest import lab_dir  # noqa: E402
+from labclients import can_unshare  # noqa: E402
 
 RUNNER = TESTS / "codexws_record.py"
 RUN_TIMEOUT = 240  # one recorded Codex run, bounded (the runner bounds the client to 90 s)
@@ -33,7 +34,7 @@ RUN_TIMEOUT = 240  # one recorded Codex run, bounded (the runner bounds the clie
 def run_codex(how: str, mode: str, out: Path, *, deflate: bool = True) -> dict:
     """tests/codexws_record.py: record Codex through wirecap (`how`: reverse or proxy), compare with the fake."""
     argv = [sys.executable, str(RUNNER), how, mode, str(out), *([] if deflate else ["--no-deflate"])]
-    r = subprocess.run(argv, capture_output=True, timeout=RUN_TIMEOUT, env={**_env(), "WIRECAP_LAB": str(lab_dir())})
+    r = subprocess.run(argv, capture_output=True, timeout=RUN_TIMEOUT, env={**_env(), "WIRECAP_LAB": str(lab_dir("codex"))})
     result = out / "result.json"
     assert result.exists(), (r.stdout + r.stderr).decode(errors="replace")[-3000:]
     return json.loads(result.read_text())
@@ -46,7 +47,7 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("WIRECAP_IN_NETNS", "WIRECAP_HOME")}
 
 
-_WHY_SKIP = ("lab not installed (set WIRECAP_LAB or run `make lab`)" if lab_dir() is None
+_WHY_SKIP = ("lab not installed (set WIRECAP_LAB or run `make lab`)" if lab_dir("codex") is None
              else "needs root and `unshare -n`" if not can_unshare() else None)
 needs_lab = pytest.mark.skipif(_WHY_SKIP is not None, reason=_WHY_SKIP or "")
 

@@ -65,7 +65,7 @@ def run_codex_unset(out: Path) -> dict:
 
     argv = [sys.executable, str(RUNNER), "proxy", "text", str(out), "--unset=CODEX_CA_CERTIFICATE",
             "--unset=SSL_CERT_FILE", "--timeout=8"]
-    r = subprocess.run(argv, capture_output=True, timeout=120, env={**_env(), "WIRECAP_LAB": str(lab_dir())})
+    r = subprocess.run(argv, capture_output=True, timeout=120, env={**_env(), "WIRECAP_LAB": str(lab_dir("codex"))})
     assert (out / "result.json").exists(), (r.stdout + r.stderr).decode(errors="replace")[-3000:]
     return json.loads((out / "result.json").read_text())
 
