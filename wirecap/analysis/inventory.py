@@ -209,8 +209,7 @@ def build_inventory(header: dict[str, Any], records: Iterable[dict[str, Any]], *
 
     check = transport_records(fed())
     inv = builder.finish()
-    if check.ws_used:
-        inv.transport = {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+    inv.transport = check.shown()
     return inv
 
 

@@ -312,6 +312,13 @@ class TransportCheck:
         """What `info` and `report` print: calls per transport, and the fallback (None when none)."""
         return {"llm_calls": self.by_transport(), "fallback": self.fallback()}
 
+    def shown(self) -> dict[str, Any] | None:
+        """What `info` and `report` show: the summary with every call (`Call.to_json()`), or None when no
+        client used or tried a WebSocket for its LLM calls (then there is no transport to tell apart)."""
+        if not self.ws_used:
+            return None
+        return {**self.summary(), "calls": [c.to_json() for c in self.calls()]}
+
 
 def _why(fb: dict[str, Any]) -> str:
     """The reason of a fallback in words: the client's, and the wire's when it adds to it."""
@@ -362,10 +369,7 @@ def transport_capture(path: str) -> dict[str, Any] | None:
     from wirecap.capture.reader import CaptureReader
 
     with CaptureReader(path) as reader:
-        check = transport_records(reader)
-    if not check.ws_used:
-        return None
-    return {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+        return transport_records(reader).shown()
 
 
 def capture_calls(path: str) -> list[dict[str, Any]]:

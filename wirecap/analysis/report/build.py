@@ -115,10 +115,7 @@ class ReportPass:
         WebSocket for them; None otherwise, or when the rules part failed."""
         if self.pass_error is not None or self.rules.error is not None:
             return None
-        check = self.rules.sink.transport
-        if not check.ws_used:
-            return None
-        return {**check.summary(), "calls": [c.to_json() for c in check.calls()]}
+        return self.rules.sink.transport.shown()
 
     def findings(self, reader_problems: list[str], unlisted: int, interrupted: str | None,
                  last_seq: int | None) -> tuple[list[Finding] | None, str]:
