@@ -224,6 +224,8 @@ def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[lis
     sessions, report.sessions_note = analysis.sessions()
     if sessions is not None:
         report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
+    if analysis.pass_error is None and analysis.rules.error is None:
+        report.calls = analysis.rules.sink.transport.calls()
     transport = analysis.transport()
     if transport is not None:
         report.transport = redactor.value(transport) if not report.pre_redacted else transport

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import orjson
 
-from wirecap.analysis.report import common
+from wirecap.analysis.report import common, svg
 from wirecap.analysis.report.embed import Gap, Kept, Selection, see_whole
 from wirecap.analysis.report.model import (
     CaptureReport,
@@ -36,6 +36,8 @@ PAGE_SIZE = 100
 CHUNK = 1000  # records per embedded data chunk
 MAX_STATIC_RAW = 4_000
 MAX_PAGE = 9_500_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
+MAX_TABLE_ROWS = 200  # channels and sessions listed (a capture of 50,000 HTTP exchanges stays readable)
+MAX_LANES = 60  # timeline lanes
 MIN_EMBED = 1_000_000  # bytes of embedded records a page keeps even when its summary parts are big
 TIMELINE_BINS = 240
 STATIC_CONVERSATION = 300  # entries laid out in the page; a long session stays quick to open
@@ -139,6 +141,10 @@ def _timeline(cap: CaptureReport) -> str:
     chans = [c for c in cap.channels if len(c.times) or c.opened is not None]
     if not chans:
         return '<p class="muted">no channels</p>'
+    more = ""
+    if len(chans) > MAX_LANES:
+        more = f'<p class="muted">The first {MAX_LANES} of {len(chans):,} channels are drawn.</p>'
+        chans = chans[:MAX_LANES]
     dur = cap.duration or 0.0
     h = _LANE_H * len(chans) + 26
     scale = _PLOT_W / dur if dur > 0 else 0.0
@@ -146,10 +152,10 @@ def _timeline(cap: CaptureReport) -> str:
     def x(t: float) -> float:
         return _LABEL_W + (t * scale if scale else 0.0)
 
-    svg = (f'<svg class="timeline" viewBox="0 0 {_LABEL_W + _PLOT_W + 10} {h}" role="img" '
+    drawn = (f'<svg class="timeline" viewBox="0 0 {_LABEL_W + _PLOT_W + 10} {h}" role="img" '
            f'aria-label="messages over time, one lane per channel">' + _axis(dur, h, x)
            + "".join(_lane(c, li, dur, x) for li, c in enumerate(chans)) + "</svg>")
-    return svg + _LEGEND + _marks(chans)
+    return drawn + _LEGEND + more + _marks(chans)
 
 
 def _note_html(n: Any, ci: int) -> str:
@@ -257,21 +263,41 @@ def _transport(cap: CaptureReport, ci: int) -> str:
     return f'<section id="c{ci}-transport"><h3>Transport</h3><ul>{lines}</ul>{calls}</section>'
 
 
-def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
-    summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
-    parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
-             f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>']
-    rows = [[_e(v) for v in r] for r in common.channel_rows(cap)]
-    parts.append(f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(common.CHANNEL_HEADERS, rows)}</section>')
-    parts.append(f'<section id="c{ci}-sessions"><h3>Sessions</h3>')
-    if cap.sessions is not None:
-        parts.append(_table(common.SESSION_HEADERS, [[_e(v) for v in r] for r in common.session_rows(cap)]))
-    else:
-        parts.append(f'<p class="muted">{_e(cap.sessions_note)}</p>')
+def _pictures(cap: CaptureReport, ci: int) -> str:
+    """The waterfall of the session and the tokens per call (inline SVG), or why there are none."""
+    def anchor(seq: int) -> str:
+        return seq_anchor(ci, seq)
+
+    steps = svg.steps_of(cap)
+    fall = svg.waterfall(steps, anchor=anchor)
+    bars = svg.token_bars(svg.token_rows_of(cap), anchor=anchor)
+    parts = [f'<section id="c{ci}-pictures" class="pictures"><h3>Waterfall</h3>']
+    parts.append(fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>')
+    if bars:
+        parts.append(f"<h3>Tokens per LLM call</h3>{bars}")
     parts.append("</section>")
-    parts.append(_transport(cap, ci))
-    parts.append(f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>')
-    parts.append(f'<section id="c{ci}-findings"><h3>Findings</h3>')
+    return "".join(parts)
+
+
+def _channels(cap: CaptureReport, ci: int) -> str:
+    rows = [[_e(v) for v in r] for r in common.channel_rows(cap)[:MAX_TABLE_ROWS]]
+    more = (f'<p class="muted">The first {MAX_TABLE_ROWS} of {len(cap.channels):,} channels are listed '
+            f'(<code>wirecap info {_e(cap.path)}</code> lists them all).</p>' if len(cap.channels) > MAX_TABLE_ROWS else "")
+    return f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(common.CHANNEL_HEADERS, rows)}{more}</section>'
+
+
+def _sessions(cap: CaptureReport, ci: int) -> str:
+    if cap.sessions is None:
+        return f'<section id="c{ci}-sessions"><h3>Sessions</h3><p class="muted">{_e(cap.sessions_note)}</p></section>'
+    rows = common.session_rows(cap)
+    more = (f'<p class="muted">The first {MAX_TABLE_ROWS} of {len(rows):,} sessions are listed '
+            f'(<code>wirecap stats {_e(cap.path)}</code> lists them all).</p>' if len(rows) > MAX_TABLE_ROWS else "")
+    table = _table(common.SESSION_HEADERS, [[_e(v) for v in r] for r in rows[:MAX_TABLE_ROWS]])
+    return f'<section id="c{ci}-sessions"><h3>Sessions</h3>{table}{more}</section>'
+
+
+def _findings(cap: CaptureReport, ci: int) -> str:
+    parts = [f'<section id="c{ci}-findings"><h3>Findings</h3>']
     if cap.findings is None:
         parts.append(f'<p class="muted">{_e(cap.findings_note)}</p>')
     else:
@@ -283,13 +309,28 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
     if problems:
         parts.append('<h4>Capture problems</h4><ul class="problems">' + "".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
     parts.append("</section>")
-    parts.append(f'<section id="c{ci}-notes"><h3>Notes</h3>')
+    return "".join(parts)
+
+
+def _notes(cap: CaptureReport, ci: int) -> str:
+    parts = [f'<section id="c{ci}-notes"><h3>Notes</h3>']
     rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()),
              *[_e(v) for v in common.note_cells(n)[2:]]] for n in cap.notes]
     parts.append(_table(common.NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]
     parts.append("</section>")
-    parts.append(f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>')
+    return "".join(parts)
+
+
+def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
+    """One capture's summary parts, what matters first: the summary, the findings, the pictures; then
+    channels, sessions, transport, the message timeline, notes and the conversation."""
+    summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
+    parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
+             f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>',
+             _findings(cap, ci), _pictures(cap, ci), _channels(cap, ci), _sessions(cap, ci), _transport(cap, ci),
+             f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>', _notes(cap, ci),
+             f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>']
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.warnings]
     return "".join(parts)
 
@@ -366,13 +407,13 @@ def _head(report: Report) -> str:
     """The page up to `<main>`: head (CSS, a CSP that forbids the network), header and navigation."""
     title = " vs ".join(c.name for c in report.captures)
     nav = "".join(f'<a href="#c{i}-{s}">{s}</a>' for i in range(len(report.captures))
-                  for s in ("summary", "timeline", "findings", "notes", "conversation", "messages"))
+                  for s in ("summary", "findings", "pictures", "timeline", "notes", "conversation", "messages"))
     diff_link = '<a href="#diff">diff</a>' if len(report.captures) == 2 else ""
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
             f'script-src \'unsafe-inline\'; img-src data:">'
-            f"<title>wirecap report: {_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>wirecap report: {_e(title)}</title><style>{CSS}{svg.CSS}</style></head><body>"
             f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
 
 
