@@ -85,7 +85,7 @@ def sent_text(c: ThreadCall) -> str:
     if c.earlier:
         bits.append(f"{c.messages_total - c.earlier} new" if c.messages_total >= c.earlier else "")
     if c.system is not None:
-        bits.append(f"system prompt {sum(p.size for p in c.system):,} characters" if c.system else "no system prompt")
+        bits.append(f"system prompt {sum(p.size for p in c.system):,} characters" if c.system else "no system prompt on the wire")
     elif c.system_same_as is not None:
         bits.append(f"system prompt as in call {c.system_same_as}")
     if c.tools_count is not None:
@@ -378,7 +378,7 @@ def _html_system(c: ThreadCall, ci: int) -> str:
         return (f'<p class="muted sent-same">System prompt: as in <a href="#c{ci}-call-{c.system_same_as}">'
                 f"call {c.system_same_as}</a></p>" if c.system_same_as is not None else "")
     if not c.system:
-        return '<p class="muted">No system prompt.</p>'
+        return '<p class="muted">No system prompt on the wire.</p>'
     size = sum(p.size for p in c.system)
     blocks = "".join(f"<pre>{_e(p.text)}</pre>" + (f'<div class="muted">… ({p.cut:,} more characters)</div>' if p.cut else "")
                      for p in c.system)
