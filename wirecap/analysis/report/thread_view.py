@@ -118,6 +118,12 @@ def new_first(c: ThreadCall) -> tuple[list[Message], list[Message]]:
     return fresh, [m for m in c.new if m.echo_of is not None]
 
 
+def reply_arrow(p: Part) -> str:
+    """← what came back; → a tool result the client sent within the call (Codebuff's server runs the
+    loop: it asks the client to run a tool and waits for the result)."""
+    return "→" if p.kind == "tool_result" else "←"
+
+
 def run_text(r: ToolRun) -> str:
     took = fmt_secs(r.t_end - r.t_start) if r.t_end is not None else "no result seen"
     back = f" → result sent back in call {r.returned_in}" if r.returned_in is not None else ""
@@ -232,7 +238,7 @@ def _term_call(c: ThreadCall, pad: str, width: int, path: str) -> list[str]:
             out += _term_part(p, m.role, "→", pad + "   ", width, path)
     out += [f"{pad}   (call {m.echo_of}'s reply, sent back)" for m in echoes[:1]]
     for p in c.reply:
-        out += _term_part(p, "assistant", "←", pad + "   ", width, path)
+        out += _term_part(p, "assistant", reply_arrow(p), pad + "   ", width, path)
     return out
 
 
@@ -319,7 +325,7 @@ def _md_call(c: ThreadCall, h: str, path: str) -> list[str]:
     out += [f"_(call {m.echo_of}'s reply, sent back as history)_\n" for m in echoes[:1]]
     out += _md_system(c) + _md_tools(c)
     for p in c.reply:
-        out += _md_part(p, "assistant", "←", path)
+        out += _md_part(p, "assistant", reply_arrow(p), path)
     return out
 
 
@@ -378,7 +384,7 @@ def _html_system(c: ThreadCall, ci: int) -> str:
         return (f'<p class="muted sent-same">System prompt: as in <a href="#c{ci}-call-{c.system_same_as}">'
                 f"call {c.system_same_as}</a></p>" if c.system_same_as is not None else "")
     if not c.system:
-        return '<p class="muted">No system prompt on the wire.</p>'
+        return ""  # (the sent line says so)
     size = sum(p.size for p in c.system)
     blocks = "".join(f"<pre>{_e(p.text)}</pre>" + (f'<div class="muted">… ({p.cut:,} more characters)</div>' if p.cut else "")
                      for p in c.system)
@@ -408,12 +414,13 @@ def _html_call(c: ThreadCall, ci: int, anchor: Callable[[int], str], path: str) 
         return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}</div>'
     fresh, echoes = new_first(c)
     new = "".join(_html_part(p, m.role, "→", anchor, path) for m in fresh for p in m.parts)
-    echo = "".join(f'<p class="muted">(call {m.echo_of}\'s reply, sent back as history)</p>' for m in echoes[:1])
+    echo = "".join(f'<p class="muted">(<a href="#c{ci}-call-{m.echo_of}">call {m.echo_of}</a>\'s reply, sent back as '
+                   "history)</p>" for m in echoes[:1])
     earlier = (f'<p class="muted">{c.earlier} earlier message(s), as sent before (see the calls above)</p>'
                if c.earlier else "")
     sent = (f'<div class="sent"><div class="muted">sent: {_e(sent_text(c))}</div>{new or "<p class=muted>nothing new</p>"}'
             f"{echo}{_html_system(c, ci)}{_html_tools(c, ci)}{earlier}</div>")
-    reply = "".join(_html_part(p, "assistant", "←", anchor, path) for p in c.reply)
+    reply = "".join(_html_part(p, "assistant", reply_arrow(p), anchor, path) for p in c.reply)
     return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}{sent}<div class="reply">{reply}</div></div>'
 
 
