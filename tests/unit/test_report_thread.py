@@ -219,3 +219,12 @@ def test_a_cut_text_says_how_to_see_it_whole(tmp_path: Path) -> None:
     part = report.threads[0].calls[0].new[0].parts[0]
     assert part.cut == 500 and part.size == MAX_PART_TEXT + 500
     assert f"wirecap cat {path} --seq 2 --json" in "\n".join(thread_term(report, 200))
+
+
+def test_stdout_joins_the_latest_call_with_the_same_words_and_side_calls_are_marked() -> None:
+    th = _thread("opencode-1.18.33-hello.jsonl")
+    title, main = th.calls
+    assert title.side and not main.side  # (opencode asks for a title first: another conversation)
+    hello = "Hello! This is a reply from the fake OpenAI-compatible server."
+    assert [len(p.at) for p in title.reply if p.text == hello] == [1]
+    assert [len(p.at) for p in main.reply if p.text == hello] == [2]  # the wire and the client's stdout

@@ -172,6 +172,7 @@ class ThreadCall:
     reply: list[Part] = field(default_factory=list)
     response_id: str | None = None
     tracked: bool = False  # its times and usage come from the events of its own turn (else from its reply)
+    side: bool = False  # outside the session's main conversation, and no subagent (a title, a summary...)
 
     @property
     def ttft(self) -> float | None:
@@ -190,7 +191,7 @@ class ThreadCall:
             "cost_usd": self.cost_usd, "outcome": self.outcome, "error": self.error, "stop_reason": self.stop_reason,
             "prewarm": self.prewarm, "retry": self.retry, "retry_of": self.retry_of, "lineage": self.lineage,
             "parent": None if self.parent is None else {"call": self.parent[0], "tool_call_id": self.parent[1]},
-            "detailed": self.detailed, "response_id": self.response_id,
+            "detailed": self.detailed, "response_id": self.response_id, "side": self.side,
             "system": None if self.system is None else [p.to_json() for p in self.system],
             "system_same_as": self.system_same_as,
             "tools": None if self.tools is None else [t.to_json() for t in self.tools],
@@ -238,8 +239,18 @@ class Thread:
     asides: list[Aside] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def main_lineage(self) -> int | None:
+        """The session's main conversation: the one with the most calls (the latest one of a tie); a
+        call of another one that no subagent tool started is a side call (a title, a summary...)."""
+        counts: dict[int, int] = {}
+        for c in self.calls:
+            if c.parent is None:  # (a subagent's conversation is never the main one)
+                counts[c.lineage] = counts.get(c.lineage, 0) + 1
+        return max(counts, key=lambda k: (counts[k], k)) if counts else None
+
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "calls": [c.to_json() for c in self.calls],
+        return {"key": self.key, "main_lineage": self.main_lineage, "calls": [c.to_json() for c in self.calls],
                 "tool_runs": [r.to_json() for r in self.tool_runs], "asides": [a.to_json() for a in self.asides],
                 "notes": self.notes}
 
@@ -612,7 +623,8 @@ class _Merge:
         self.by_ch: dict[str, list[ThreadCall]] = {}
         for c in thread.calls:
             self.by_ch.setdefault(c.ch, []).append(c)
-        self.replies: dict[tuple[str, str], list[Part]] = {}  # (kind, text) -> reply parts not yet seen on stdout
+        # (kind, text) -> (sent at, reply part) of the replies not yet seen on stdout
+        self.replies: dict[tuple[str, str], list[tuple[float, Part]]] = {}
         self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> reply tool call / sent tool result
         self.issuer: dict[str, ThreadCall] = {}  # tool call id -> the call whose reply issued it
         self.inputs: dict[str, Any] = {}  # tool call id -> its input (subagent prompts)
@@ -647,7 +659,7 @@ class _Merge:
             first, _ = self.reply_t.get(call.n, (e.t, e.t))
             self.reply_t[call.n] = (min(first, e.t), e.t)
         if e.kind in ("assistant", "reasoning"):
-            self.replies.setdefault((part.kind, part.text.strip()), []).append(part)
+            self.replies.setdefault((part.kind, part.text.strip()), []).append((call.t_sent, part))
         elif e.kind == "tool_call" and e.call_id:
             self.call_parts[(rv.TOOL_CALL, e.call_id)] = part
             self.issuer[e.call_id] = call
@@ -670,8 +682,11 @@ class _Merge:
         or an aside."""
         if e.kind in ("assistant", "reasoning"):
             waiting = self.replies.get((_PART_OF_ENTRY[e.kind], e.text.strip()))
-            if waiting:
-                _add_seqs(waiting.pop(0), e)
+            if waiting:  # the same words from the latest call sent before the client printed them
+                before = [w for w in waiting if w[0] <= e.t]
+                pick = max(before, key=lambda w: w[0]) if before else waiting[0]
+                waiting.remove(pick)
+                _add_seqs(pick[1], e)
                 return
         elif e.kind == "tool_call" and (rv.TOOL_CALL, e.call_id) in self.call_parts:
             _add_seqs(self.call_parts[(rv.TOOL_CALL, e.call_id)], e)
@@ -818,6 +833,9 @@ def build_threads(sink: ThreadSink, conversation: dict[str, list[Any]], *, key: 
     roots = {lin.id: lin.root_prompt for lin in sink.lineages}
     thread = Thread(key, calls)
     merge(thread, conversation, roots)
+    main = thread.main_lineage
+    for c in thread.calls:
+        c.side = c.parent is None and c.lineage != main
     if not thread.calls and not thread.asides:
         return []
     return [thread]

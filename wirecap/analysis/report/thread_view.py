@@ -46,8 +46,13 @@ def usage_text(c: ThreadCall) -> str:
 
 
 def call_head(c: ThreadCall) -> str:
-    """call N · channel · model."""
+    """call N · channel · model (and what kind of call: prewarm, a retry, a side call outside the main
+    conversation, a subagent's)."""
     bits = [f"call {c.n}", c.ch]
+    if c.parent is not None:
+        bits.append(f"subagent of call {c.parent[0]}")
+    elif c.side:
+        bits.append("side call")
     if c.model:
         bits.append(c.model)
     if c.prewarm:
