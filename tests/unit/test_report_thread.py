@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from wirecap.analysis.report.build import build_capture_report
-from wirecap.analysis.report.thread import MAX_PART_TEXT, Thread, ThreadCall, all_calls
+from wirecap.analysis.report.thread import MAX_NEW_MESSAGES, MAX_PART_TEXT, Thread, ThreadCall, all_calls
 from wirecap.analysis.report.thread_view import steps, thread_html, thread_markdown, thread_term
 from wirecap.dialects import DIALECTS
 
@@ -228,3 +228,15 @@ def test_stdout_joins_the_latest_call_with_the_same_words_and_side_calls_are_mar
     hello = "Hello! This is a reply from the fake OpenAI-compatible server."
     assert [len(p.at) for p in title.reply if p.text == hello] == [1]
     assert [len(p.at) for p in main.reply if p.text == hello] == [2]  # the wire and the client's stdout
+
+
+def test_a_call_with_many_new_messages_keeps_the_newest(tmp_path: Path) -> None:
+    cap = _Cap()
+    cap.call({"messages": [_user(f"message {i}") for i in range(MAX_NEW_MESSAGES + 10)]}, [{"type": "text", "text": "ok"}])
+    path = cap.write(tmp_path / "many.jsonl")
+    report = build_capture_report(path, relevant=False)
+    call = report.threads[0].calls[0]
+    assert call.new_omitted == 10 and len(call.new) == MAX_NEW_MESSAGES
+    assert call.new[-1].parts[0].text == f"message {MAX_NEW_MESSAGES + 9}"
+    term = "\n".join(thread_term(report, 200))
+    assert f"… 10 earlier new message(s) not shown: `wirecap cat {path} --seq 2 --json`" in term

@@ -44,8 +44,9 @@ MAX_DETAILED_CALLS = 400  # calls whose contents are kept; past them, times and 
 MAX_LINEAGES = 64  # conversations remembered to tell what is new in a call
 MAX_OUTSIDE = 400  # stdout entries outside any call kept
 MAX_ASIDE_TEXT = 1000  # characters of one of them kept
-MAX_THREAD_TEXT = 3_000_000  # characters of request text kept over the whole session; past it parts keep less
-SHORT_PART_TEXT = 300  # ... that much
+MAX_THREAD_TEXT = 2_000_000  # characters of request text kept over the whole session; past it parts keep less
+SHORT_PART_TEXT = 200  # ... that much
+SHORT_NEW_MESSAGES = 10  # ... and a call keeps its last this many new messages
 MAX_TOOL_RUNS = 2000
 PENDING_PER_CHANNEL = 8  # requests held while their channel's dialect is not decided yet
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
@@ -482,11 +483,12 @@ class ThreadSink:
         """What the thread shows of a request: the system prompt and tools when they changed, the new messages."""
         self._keep_system_and_tools(req, view, lin, seq)
         start = 0 if view.continues else req.earlier
-        new = view.messages[start:]
-        if len(new) > MAX_NEW_MESSAGES:
-            req.new_omitted = len(new) - MAX_NEW_MESSAGES
-            new = new[-MAX_NEW_MESSAGES:]
-        limit = MAX_PART_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
+        short = self.kept_text >= MAX_THREAD_TEXT
+        keep = SHORT_NEW_MESSAGES if short else MAX_NEW_MESSAGES
+        total = len(view.messages) - start
+        new = view.messages[max(start, len(view.messages) - keep):]
+        req.new_omitted = total - len(new)
+        limit = SHORT_PART_TEXT if short else MAX_PART_TEXT
         req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts]) for m in new]
         self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
             sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())

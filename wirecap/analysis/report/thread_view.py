@@ -123,6 +123,13 @@ def new_first(c: ThreadCall) -> tuple[list[Message], list[Message]]:
     return fresh, [m for m in c.new if m.echo_of is not None]
 
 
+def omitted_text(c: ThreadCall, path: str) -> str:
+    """The new messages of a call the report did not keep (the newest are kept), and where they are."""
+    if not c.new_omitted:
+        return ""
+    return f"… {c.new_omitted:,} earlier new message(s) not shown: `wirecap cat {path} --seq {c.seq} --json`"
+
+
 def reply_arrow(p: Part) -> str:
     """← what came back; → a tool result the client sent within the call (Codebuff's server runs the
     loop: it asks the client to run a tool and waits for the result)."""
@@ -238,6 +245,8 @@ def _term_call(c: ThreadCall, pad: str, width: int, path: str) -> list[str]:
         return out
     out += textwrap.wrap(f"{pad}   sent: {sent_text(c)}", width, subsequent_indent=pad + "      ")
     fresh, echoes = new_first(c)
+    if c.new_omitted:
+        out += textwrap.wrap(omitted_text(c, path), width, initial_indent=pad + "   ", subsequent_indent=pad + "     ")
     for m in fresh:
         for p in m.parts:
             out += _term_part(p, m.role, "→", pad + "   ", width, path)
@@ -324,6 +333,7 @@ def _md_call(c: ThreadCall, h: str, path: str) -> list[str]:
         return out
     out += [f"_sent: {sent_text(c)}_", ""]
     fresh, echoes = new_first(c)
+    out += [omitted_text(c, path), ""] if c.new_omitted else []
     for m in fresh:
         for p in m.parts:
             out += _md_part(p, m.role, "→", path)
@@ -418,7 +428,8 @@ def _html_call(c: ThreadCall, ci: int, anchor: Callable[[int], str], path: str) 
     if not c.detailed:
         return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}</div>'
     fresh, echoes = new_first(c)
-    new = "".join(_html_part(p, m.role, "→", anchor, path) for m in fresh for p in m.parts)
+    new = (f'<p class="muted">{_e(omitted_text(c, path))}</p>' if c.new_omitted else "") + \
+        "".join(_html_part(p, m.role, "→", anchor, path) for m in fresh for p in m.parts)
     echo = "".join(f'<p class="muted">(<a href="#c{ci}-call-{m.echo_of}">call {m.echo_of}</a>\'s reply, sent back as '
                    "history)</p>" for m in echoes[:1])
     earlier = (f'<p class="muted">{c.earlier} earlier message(s), as sent before (see the calls above)</p>'
