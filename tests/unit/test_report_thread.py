@@ -240,3 +240,20 @@ def test_a_call_with_many_new_messages_keeps_the_newest(tmp_path: Path) -> None:
     assert call.new[-1].parts[0].text == f"message {MAX_NEW_MESSAGES + 9}"
     term = "\n".join(thread_term(report, 200))
     assert f"… 10 earlier new message(s) not shown: `wirecap cat {path} --seq 2 --json`" in term
+
+
+def test_no_secret_is_shown_from_a_request_of_a_no_redact_capture(tmp_path: Path) -> None:
+    secret = "sk-ant-api03-SECRETSECRETSECRET123"
+    cap = _Cap()
+    cap.call({"system": f"key {secret}", "tools": [{"name": "T", "description": f"uses {secret}", "input_schema": {}}],
+              "messages": [_user(f"my key is {secret}")]}, [{"type": "text", "text": "noted"}])
+    path = tmp_path / "secret.jsonl"
+    cap.write(path)
+    lines = path.read_bytes().splitlines()
+    header = orjson.loads(lines[0])
+    header["redaction"] = {"enabled": False}
+    path.write_bytes(b"\n".join([orjson.dumps(header), *lines[1:]]) + b"\n")
+    report = build_capture_report(str(path), relevant=False)
+    shown = orjson.dumps([t.to_json() for t in report.threads]).decode()
+    assert "my key is" in shown and secret not in shown
+    assert secret not in "\n".join(thread_term(report, 120)) + thread_html(report, 0)
