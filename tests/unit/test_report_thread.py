@@ -81,6 +81,13 @@ def test_error_run_shows_the_failing_call() -> None:
     th = _thread("claude-code-2.1.197-overloaded-error.jsonl")
     failed = [c for c in th.calls if c.outcome == "failed"]
     assert failed and failed[0].error and "verloaded" in failed[0].error
+    assert any(p.kind == "error" for p in failed[0].reply)
+
+
+def test_a_stream_cut_mid_message_then_retried() -> None:
+    one, two = _thread("claude-code-2.1.197-stream-error.jsonl").calls
+    assert one.outcome == "failed" and one.error and "mid-stream" in one.error
+    assert two.retry and two.retry_of == 1 and two.outcome == "completed" and two.earlier == 2 and not two.new
 
 
 def test_request_views_of_each_dialect() -> None:

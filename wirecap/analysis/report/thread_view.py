@@ -88,7 +88,8 @@ def sent_text(c: ThreadCall) -> str:
     """What the request held, in a line."""
     bits = [f"{c.messages_total} message{'s' if c.messages_total != 1 else ''}"]
     if c.earlier:
-        bits.append(f"{c.messages_total - c.earlier} new" if c.messages_total >= c.earlier else "")
+        fresh = c.messages_total - c.earlier
+        bits.append(f"{fresh} new" if fresh > 0 else "nothing new")
     if c.system is not None:
         bits.append(f"system prompt {sum(p.size for p in c.system):,} characters" if c.system else "no system prompt on the wire")
     elif c.system_same_as is not None:
