@@ -264,3 +264,30 @@ def test_no_secret_is_shown_from_a_request_of_a_no_redact_capture(tmp_path: Path
     shown = orjson.dumps([t.to_json() for t in report.threads]).decode()
     assert "my key is" in shown and secret not in shown
     assert secret not in "\n".join(thread_term(report, 120)) + thread_html(report, 0)
+
+
+def test_codebuff_and_responses_request_views() -> None:
+    cb = DIALECTS["codebuff-ws"].request_view
+    resp = DIALECTS["openai-responses-sse"].request_view
+    assert cb is not None and resp is not None
+    v = cb({"type": "action", "data": {"type": "prompt", "prompt": "go", "toolResults": [
+        {"toolCallId": "c1", "output": "done"}], "sessionState": {"mainAgentState": {"messageHistory": [
+            {"role": "user", "content": "earlier"},
+            {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "ls", "input": {}}]}]}}}})
+    assert [m.role for m in v.messages] == ["user", "assistant", "tool", "user"]
+    assert v.messages[1].parts[0].name == "ls" and v.messages[2].parts[0].call_id == "c1"
+    assert v.messages[3].parts[0].text == "go" and v.system == [] and v.tools is None
+    v = cb({"type": "action", "data": {"type": "user-input", "messages": [
+        {"role": "user", "content": "[TOOL_RESULT]\n<out>hi</out>"}]}})
+    assert v.messages[0].parts[0].kind == "tool_result" and v.messages[0].parts[0].text == "<out>hi</out>"
+    assert cb({"type": "action", "data": {"type": "init"}}) is None and cb({"type": "ack"}) is None
+    v = resp({"instructions": "be terse", "input": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "q"}]},
+        {"type": "function_call", "name": "f", "call_id": "c", "arguments": "{}"},
+        {"type": "reasoning", "summary": []}],
+        "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}, {"type": "web_search"}]})
+    assert v.system == ["be terse", "rules"] and v.continues is None
+    assert [(m.role, m.parts[0].kind) for m in v.messages] == [("user", "text"), ("assistant", "tool_call"),
+                                                               ("assistant", "thinking")]
+    assert [t.name for t in v.tools] == ["f", "web_search"]
