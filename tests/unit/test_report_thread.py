@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wirecap.analysis.report.build import build_capture_report
 from wirecap.analysis.report.thread import MAX_NEW_MESSAGES, MAX_PART_TEXT, Thread, ThreadCall, all_calls
@@ -291,3 +293,26 @@ def test_codebuff_and_responses_request_views() -> None:
     assert [(m.role, m.parts[0].kind) for m in v.messages] == [("user", "text"), ("assistant", "tool_call"),
                                                                ("assistant", "thinking")]
     assert [t.name for t in v.tools] == ["f", "web_search"]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                         st.sampled_from(["type", "role", "content", "messages", "input", "system", "tools", "text",
+                                          "data", "name", "function", "tool_calls", "output", "call_id", "prompt",
+                                          "sessionState", "mainAgentState", "messageHistory", "instructions",
+                                          "previous_response_id", "arguments", "source", "toolResults"]),
+                         inner, max_size=5), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=_JSON)
+def test_request_views_never_raise(body: Any) -> None:
+    """A request view is given untrusted JSON: it answers a view (every message readable) or None."""
+    for d in DIALECTS.values():
+        if d.request_view is None:
+            continue
+        for b in (body, {"type": "action", "data": body}, {"messages": body}, {"input": body}):
+            v = d.request_view(b)
+            if v is not None:
+                assert all(isinstance(p.text, str) for m in v.messages for p in m.parts)
+                assert all(isinstance(s, str) for s in v.system)
