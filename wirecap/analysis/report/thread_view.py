@@ -312,13 +312,15 @@ def _md_aside(a: Aside, path: str) -> list[str]:
     return [f"- _{a.kind}_ <sub>seq {a.seq}</sub>: {a.text[:300]}", ""]
 
 
-def _md_system(c: ThreadCall) -> list[str]:
+def _md_system(c: ThreadCall, path: str) -> list[str]:
     if c.system is None or not c.system:
         return []
     size = sum(p.size for p in c.system)
     body = "\n\n".join(p.text[:MD_PART_TEXT] for p in c.system)
+    left = size - len(body) + 2 * (len(c.system) - 1)
+    note = f"… ({left:,} more characters: `wirecap cat {path} --seq {c.seq} --json`)" if left > 0 else ""
     return [f"<details><summary>System prompt ({len(c.system)} block(s), {size:,} characters)</summary>", "",
-            _md_fence(body), "", "</details>", ""]
+            _md_fence(body), note, "", "</details>", ""]
 
 
 def _md_tools(c: ThreadCall) -> list[str]:
@@ -339,7 +341,7 @@ def _md_call(c: ThreadCall, h: str, path: str) -> list[str]:
         for p in m.parts:
             out += _md_part(p, m.role, "→", path)
     out += [f"_(call {m.echo_of}'s reply, sent back as history)_\n" for m in echoes[:1]]
-    out += _md_system(c) + _md_tools(c)
+    out += _md_system(c, path) + _md_tools(c)
     for p in c.reply:
         out += _md_part(p, "assistant", reply_arrow(p), path)
     return out
@@ -395,14 +397,15 @@ def _html_part(p: Part, role: str | None, arrow: str, anchor: Callable[[int], st
     return f'<div class="{cls}"><div>{title}</div>{_html_text(p, path)}</div>'
 
 
-def _html_system(c: ThreadCall, ci: int) -> str:
+def _html_system(c: ThreadCall, ci: int, path: str) -> str:
     if c.system is None:
         return (f'<p class="muted sent-same">System prompt: as in <a href="#c{ci}-call-{c.system_same_as}">'
                 f"call {c.system_same_as}</a></p>" if c.system_same_as is not None else "")
     if not c.system:
         return ""  # (the sent line says so)
     size = sum(p.size for p in c.system)
-    blocks = "".join(f"<pre>{_e(p.text)}</pre>" + (f'<div class="muted">… ({p.cut:,} more characters)</div>' if p.cut else "")
+    blocks = "".join(f"<pre>{_e(p.text)}</pre>" + (f'<div class="muted">… ({p.cut:,} more characters: <code>wirecap cat '
+                                                   f"{_e(path)} --seq {c.seq} --json</code>)</div>" if p.cut else "")
                      for p in c.system)
     return (f'<details class="system"><summary>System prompt <span class="muted">({len(c.system)} block(s), '
             f"{size:,} characters)</span></summary>{blocks}</details>")
@@ -436,7 +439,7 @@ def _html_call(c: ThreadCall, ci: int, anchor: Callable[[int], str], path: str) 
     earlier = (f'<p class="muted">{c.earlier} earlier message(s), as sent before (see the calls above)</p>'
                if c.earlier else "")
     sent = (f'<div class="sent"><div class="muted">sent: {_e(sent_text(c))}</div>{new or "<p class=muted>nothing new</p>"}'
-            f"{echo}{_html_system(c, ci)}{_html_tools(c, ci)}{earlier}</div>")
+            f"{echo}{_html_system(c, ci, path)}{_html_tools(c, ci)}{earlier}</div>")
     reply = "".join(_html_part(p, "assistant", reply_arrow(p), anchor, path) for p in c.reply)
     return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}{sent}<div class="reply">{reply}</div></div>'
 
