@@ -489,7 +489,8 @@ class ThreadSink:
         new = view.messages[max(start, len(view.messages) - keep):]
         req.new_omitted = total - len(new)
         limit = SHORT_PART_TEXT if short else MAX_PART_TEXT
-        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts]) for m in new]
+        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts if p.kind != rv.TEXT or p.text.strip()])
+                   for m in new]  # (an empty text beside a tool call says nothing)
         self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
             sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
         if req.earlier == 0 and not view.continues:
@@ -627,12 +628,14 @@ class _Merge:
             self.by_ch.setdefault(c.ch, []).append(c)
         # (kind, text) -> (sent at, reply part) of the replies not yet seen on stdout
         self.replies: dict[tuple[str, str], list[tuple[float, Part]]] = {}
-        self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> reply tool call / sent tool result
+        self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> a reply's tool call / tool result
         self.issuer: dict[str, ThreadCall] = {}  # tool call id -> the call whose reply issued it
         self.inputs: dict[str, Any] = {}  # tool call id -> its input (subagent prompts)
         self.results: dict[str, tuple[float, bool, tuple[int, ...]]] = {}  # call id -> (t, is_error, seqs) of its result
         self.issued_t: dict[str, float] = {}  # tool call id -> when its call streamed it
         self.reply_t: dict[int, tuple[float, float]] = {}  # call n -> (first, last) time of its reply's entries
+        self.sent_ids = {p.call_id for c in thread.calls for m in c.new for p in m.parts
+                         if p.kind == rv.TOOL_RESULT and p.call_id}  # tool results some request carried back
 
     def _call_at(self, ch: str, seq: int | None) -> ThreadCall | None:
         found = None
@@ -669,6 +672,7 @@ class _Merge:
             self.inputs[e.call_id] = e.input
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.call_parts.setdefault((rv.TOOL_RESULT, e.call_id), part)
         return True
 
     def _result_sent(self, call: ThreadCall, e: Any) -> None:
@@ -695,16 +699,17 @@ class _Merge:
             return
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
-            if e.call_id in self.issuer:
-                self.stdout_results.append(e)
+            within = self.call_parts.get((rv.TOOL_RESULT, e.call_id))
+            if within is not None:  # the client's result within a call (Codebuff): one part, both places
+                _add_seqs(within, e)
+                return
+            if e.call_id in self.sent_ids:  # shown where the model got it (with this line's seq)
                 return
         if e.kind in ("user", "tool_call", "tool_result", "assistant", "reasoning", "session", "result", "error",
                       "status") and len(self.t.asides) < MAX_OUTSIDE:
             text = e.arguments() if e.kind == "tool_call" else e.text
             self.t.asides.append(Aside(e.kind, e.t, clip(text, MAX_ASIDE_TEXT)[0], e.seq, e.is_error,
                                        len(text), e.name))
-
-    stdout_results: list[Any]
 
     def _sent_back(self) -> dict[str, tuple[ThreadCall, list[Part]]]:
         """Tool call id -> the first call that sent its result back to the model, and those result parts."""
@@ -805,7 +810,6 @@ def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, i
     """Lay the conversation's entries onto the thread's calls (see `_Merge`), then time the tool runs and
     find the subagents."""
     m = _Merge(thread)
-    m.stdout_results = []
     others = []
     for ch, entries in conversation.items():
         if ch in m.by_ch:

@@ -91,7 +91,9 @@ def sent_text(c: ThreadCall) -> str:
         fresh = c.messages_total - c.earlier
         bits.append(f"{fresh} new" if fresh > 0 else "nothing new")
     if c.system is not None:
-        bits.append(f"system prompt {sum(p.size for p in c.system):,} characters" if c.system else "no system prompt on the wire")
+        size = sum(p.size for p in c.system)
+        bits.append(f"system prompt {size:,} characters" if size else
+                    "an empty system prompt" if c.system else "no system prompt on the wire")
     elif c.system_same_as is not None:
         bits.append(f"system prompt as in call {c.system_same_as}")
     if c.tools_count is not None:
