@@ -500,9 +500,10 @@ class ThreadSink:
         """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
         prev = lin.last_request
         skey, tkey = self._system_key(view), self._tools_key(view)
-        if view.continues and not view.system:  # the instructions of the response it continues go on
+        inherit = view.continues is not None and not view.system  # (the response it continues has them)
+        if inherit:
             skey = lin.system_key if lin.system_key is not None else skey
-        if prev is not None and skey == lin.system_key:
+        if prev is not None and skey == lin.system_key and (view.system or inherit):
             req.system_same_as_seq = prev.seq if prev.system is not None else prev.system_same_as_seq
         else:
             limit = MAX_SYSTEM_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
