@@ -125,23 +125,75 @@ def tool_steps(entries: Iterable[Any]) -> list[Step]:
     return out
 
 
+def _thread_call_detail(c: Any) -> str:
+    bits = [f"{c.transport}, {c.dialect}", f"outcome {c.outcome}" + (f": {c.error}" if c.error else "")]
+    if c.ttft is not None:
+        bits.append(f"first token after {_secs(c.ttft)}")
+    if c.duration is not None:
+        bits.append(f"took {_secs(c.duration)}")
+    if c.stop_reason:
+        bits.append(f"stop: {c.stop_reason}")
+    if c.parent is not None:
+        bits.append(f"subagent of call {c.parent[0]}")
+    if c.retry:
+        bits.append(f"retry of call {c.retry_of}" if c.retry_of else "retry")
+    return "; ".join(bits)
+
+
+def _tool_run_step(r: Any) -> Step:
+    outcome = "open" if r.t_end is None else ("failed" if r.is_error else "completed")
+    where = f"; issued by call {r.issued_by}" if r.issued_by else ""
+    took = f"; result after {_secs(max(0.0, r.t_end - r.t_start))}" if r.t_end is not None else "; no result in the capture"
+    return Step("tool", f"tool {r.name or '?'}", r.t_start, r.t_end, None, outcome,
+                detail=f"tool {r.name or '?'} ({r.call_id}){where}{took}", seq=r.seqs[0] if r.seqs else None)
+
+
+def thread_steps(threads: Iterable[Any]) -> list[Step]:
+    """The waterfall rows of a report's threads (`report.thread.Thread`): every call (a subagent's marked
+    ⤷, a retry ↻) and every tool execution between calls."""
+    out: list[Step] = []
+    for th in threads:
+        for c in th.calls:
+            label = ("⤷ " if c.parent is not None else "") + f"call {c.n} {c.ch}" + (f" {c.model}" if c.model else "")
+            out.append(Step("call", label, c.t_sent, c.t_last, c.t_first_token, c.outcome, retry=c.retry,
+                            detail=_thread_call_detail(c), reason=c.error or "", seq=c.seq))
+        out += [_tool_run_step(r) for r in th.tool_runs]
+    return out
+
+
 def steps_of(cap: Any) -> list[Step]:
-    """A capture report's waterfall rows, in start order: its LLM calls and its tool executions."""
-    entries = [e for es in cap.conversation.values() for e in es]
-    steps = call_steps(cap.calls) + tool_steps(entries)
+    """A capture report's waterfall rows, in start order: from its threads when it has them, else its
+    LLM calls on the wire and the tool executions its conversation shows."""
+    if getattr(cap, "threads", None):
+        steps = thread_steps(cap.threads)
+    else:
+        entries = [e for es in cap.conversation.values() for e in es]
+        steps = call_steps(cap.calls) + tool_steps(entries)
     steps.sort(key=lambda s: (s.start, s.kind != "call"))
     return steps
 
 
 def token_rows_of(cap: Any) -> list[TokenRow]:
-    """A capture report's LLM calls with tokens on the wire (the input is all of the call's input: the
-    cache split is not known from the calls alone)."""
+    """A capture report's LLM calls with tokens on the wire: from its threads (input split into fresh
+    input, cache read and cache write; cost when the wire prices it), else from its calls."""
     rows = []
+    if getattr(cap, "threads", None):
+        for th in cap.threads:
+            for c in th.calls:
+                parts = (c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens)
+                if all(v is None for v in parts):
+                    continue
+                n_in, n_read, n_write, n_out = (_num(v) for v in parts)
+                rows.append(TokenRow(f"call {c.n} {c.ch}", n_in, n_read, n_write, n_out, cost=c.cost_usd, seq=c.seq))
+        return rows
     for c in cap.calls:
         if c.input_tokens is None and c.output_tokens is None:
             continue
-        rows.append(TokenRow(f"call {c.n} {c.ch}", input=_num(c.input_tokens), output=_num(c.output_tokens),
-                             cost=getattr(c, "cost", None), seq=c.seq))
+        fresh = getattr(c, "fresh_input_tokens", None)
+        rows.append(TokenRow(f"call {c.n} {c.ch}", input=_num(fresh if fresh is not None else c.input_tokens),
+                             cache_read=_num(getattr(c, "cache_read_tokens", None)),
+                             cache_write=_num(getattr(c, "cache_write_tokens", None)), output=_num(c.output_tokens),
+                             cost=getattr(c, "cost_usd", None), seq=c.seq))
     return rows
 
 
