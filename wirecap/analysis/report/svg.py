@@ -162,11 +162,10 @@ def thread_steps(threads: Iterable[Any]) -> list[Step]:
 
 
 def steps_of(cap: Any) -> list[Step]:
-    """A capture report's waterfall rows, in start order: from its threads when it has them, else its
-    LLM calls on the wire and the tool executions its conversation shows."""
-    if getattr(cap, "threads", None):
-        steps = thread_steps(cap.threads)
-    else:
+    """A capture report's waterfall rows, in start order: from its threads when they have calls or tool
+    runs, else its LLM calls on the wire and the tool executions its conversation shows."""
+    steps = thread_steps(cap.threads) if getattr(cap, "threads", None) else []
+    if not steps:  # (a client's stdout alone: its tool calls and results still show the tools' times)
         entries = [e for es in cap.conversation.values() for e in es]
         steps = call_steps(cap.calls) + tool_steps(entries)
     steps.sort(key=lambda s: (s.start, s.kind != "call"))
