@@ -10,6 +10,7 @@ import re
 from html import escape
 from typing import Any
 
+from wirecap.analysis.report.common import fmt_secs
 from wirecap.analysis.report.compare import Comparison, Divergence, FieldDiff, PairView, Ref, Row, StatRow
 
 OP_MARKS = {"equal": " ", "changed": "~", "removed": "-", "added": "+", "gap": "…", "more": "…"}
@@ -46,7 +47,14 @@ def fmt_ratio(r: StatRow) -> str:
 
 
 def stat_cells(r: StatRow) -> list[str]:
+    if r.timing:  # seconds, as people read them
+        delta = "" if not isinstance(r.delta, (int, float)) else ("+" if r.delta >= 0 else "-") + fmt_secs(abs(r.delta))
+        return [r.metric, _secs(r.a), _secs(r.b), delta, fmt_ratio(r)]
     return [r.metric, fmt_number(r.a), fmt_number(r.b), fmt_delta(r.delta), fmt_ratio(r)]
+
+
+def _secs(v: Any) -> str:
+    return fmt_secs(v) if isinstance(v, (int, float)) else "-"
 
 
 STAT_HEADERS = ["metric", "A", "B", "B − A", "B/A"]
@@ -114,7 +122,7 @@ def _term_stats(cmp: Comparison, width: int) -> list[str]:
     widths[0] = min(widths[0], max(10, width - sum(widths[1:]) - 2 * len(widths) - 2))
     line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(STAT_HEADERS, widths,
                                                                                             strict=True)))
-    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
+    out = [" " + line.rstrip(), " " + "  ".join("-" * w for w in widths)]
     for r, cells in zip(shown_stats(cmp), rows, strict=True):
         mark = "*" if r.differs else " "
         cells = [_cut(cells[0], widths[0])] + cells[1:]
@@ -293,7 +301,7 @@ CSS = """
 #compare .cmp{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}
 #compare .cmp td,#compare .cmp th{border-bottom:1px solid var(--line,#dde2ea);padding:2px 6px;vertical-align:top;
 overflow-wrap:anywhere}
-#compare .cmp th.op,#compare .cmp td.op{width:2.2em;text-align:center;font-family:monospace}
+#compare .cmp th.op,#compare .cmp td.op{width:3.2em;white-space:nowrap;text-align:center;font-family:monospace}
 #compare tr.changed td{background:rgba(183,121,31,.10)}#compare tr.removed td.a{background:rgba(198,47,47,.12)}
 #compare tr.added td.b{background:rgba(47,143,78,.14)}#compare tr.gap td{color:var(--muted,#6a7385);font-style:italic}
 #compare tr.fields td{font-family:monospace;font-size:12px;color:var(--muted,#6a7385)}

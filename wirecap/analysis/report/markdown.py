@@ -86,23 +86,52 @@ _FLOORS = {TITLE: 1.0, FINDINGS: 0.15, FAILING: 0.12, DIVERGENCE: 0.1, SUMMARY: 
 _CUT_NOTE_ROOM = 400  # characters kept for a cut part's closing lines and its note
 
 
+MIN_KEPT = 700  # characters a cut part must keep to be worth showing; below, it is left out whole
+_DROPPED_ROOM = 600  # characters kept for the line naming the parts left out whole
+
+
+def _share(parts: list[Part], alloc: list[int], left: int, budget: int, floors: bool) -> int:
+    """Give `left` characters to the parts in the order of rank (up to each one's floor with `floors`);
+    returns what is left."""
+    for i in sorted(range(len(parts)), key=lambda i: parts[i].rank):
+        if alloc[i] < 0:  # left out whole
+            continue
+        want = parts[i].size() - alloc[i]
+        if floors:
+            want = min(want, int(_FLOORS.get(parts[i].rank, 0.02) * budget))
+        take = max(0, min(want, left))
+        alloc[i] += take
+        left -= take
+    return left
+
+
 def fit(parts: list[Part], budget: int) -> list[Part]:
-    """Each part cut to its share of `budget` (0: no limit): first every part up to its floor, in the
-    order of rank, then what is left again in that order. Parts keep their place in the document."""
+    """The parts cut to fit `budget` characters (0: no limit): every part is given up to its floor in the
+    order of rank, then what is left in that order again; a part that would keep less than MIN_KEPT is
+    left out whole (its room going to the others) and named on one line at the end. Parts keep their
+    place in the document."""
     if budget <= 0 or sum(p.size() for p in parts) <= budget:
         return parts
-    order = sorted(range(len(parts)), key=lambda i: parts[i].rank)
-    alloc = [0] * len(parts)
-    left = budget
-    for share in (True, False):
-        for i in order:
-            want = parts[i].size() - alloc[i]
-            if share:
-                want = min(want, int(_FLOORS.get(parts[i].rank, 0.02) * budget))
-            take = max(0, min(want, left))
-            alloc[i] += take
-            left -= take
-    return [p if alloc[i] >= p.size() else cut_part(p, alloc[i]) for i, p in enumerate(parts)]
+    alloc = [p.size() if p.rank == TITLE else 0 for p in parts]  # (titles are never cut)
+    left = budget - sum(alloc) - _DROPPED_ROOM
+    left = _share(parts, alloc, left, budget, True)
+    left = _share(parts, alloc, left, budget, False)
+    for i in sorted(range(len(parts)), key=lambda i: -parts[i].rank):  # the least important go first
+        if 0 <= alloc[i] < min(MIN_KEPT, parts[i].size()):
+            left += alloc[i]
+            alloc[i] = -1
+            left = _share(parts, alloc, left, budget, False)
+    out = [p if alloc[i] >= p.size() or p.rank == TITLE else cut_part(p, alloc[i])
+           for i, p in enumerate(parts) if alloc[i] >= 0]
+    dropped = [p for i, p in enumerate(parts) if alloc[i] < 0]
+    if dropped:
+        by_hint: dict[str, list[str]] = {}
+        for p in dropped:
+            by_hint.setdefault(p.hint, []).append(p.what)
+        said = "; ".join(f"{', '.join(whats)} ({hint})" for hint, whats in by_hint.items())
+        out.append(Part([f"_✂ left out to fit the size limit: {said}._", ""], TITLE, "", "",
+                        cut=sum(p.size() for p in dropped)))
+    return out
 
 
 _FENCE = re.compile(r"^(`{3,})")
@@ -123,7 +152,7 @@ def cut_part(p: Part, room: int) -> Part:
     used = 0
     ticks: str | None = None
     details = 0
-    for line in p.lines:
+    for line in "\n".join(p.lines).split("\n"):  # (an element may hold several lines: a fence)
         closing = sum(len(c) + 1 for c in _closers(ticks, details))
         if used + len(line) + 1 + closing > room:
             if ticks is not None and room - used - closing > 200:
