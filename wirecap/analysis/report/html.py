@@ -406,15 +406,18 @@ def linked_seqs(cap: CaptureReport) -> set[int]:
 def _head(report: Report) -> str:
     """The page up to `<main>`: head (CSS, a CSP that forbids the network), header and navigation."""
     title = " vs ".join(c.name for c in report.captures)
-    nav = "".join(f'<a href="#c{i}-{s}">{s}</a>' for i in range(len(report.captures))
-                  for s in ("summary", "findings", "pictures", "timeline", "notes", "conversation", "messages"))
-    diff_link = '<a href="#diff">diff</a>' if len(report.captures) == 2 else ""
+    two = len(report.captures) == 2
+    nav = "".join((f'<b class="navcap">{"AB"[i]}:</b>' if two else "")
+                  + "".join(f'<a href="#c{i}-{s}">{s}</a>'
+                            for s in ("summary", "findings", "pictures", "timeline", "notes", "conversation", "messages"))
+                  for i in range(len(report.captures)))
+    diff_link = '<a href="#compare"><b>A vs B</b></a>' if two else ""
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
             f'script-src \'unsafe-inline\'; img-src data:">'
             f"<title>wirecap report: {_e(title)}</title><style>{CSS}{svg.CSS}</style></head><body>"
-            f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
+            f'<header><h1>wirecap report</h1><nav>{diff_link}{nav}</nav></header><main>')
 
 
 def _findings_by_seq(cap: CaptureReport) -> dict[int, list[dict[str, Any]]]:
@@ -532,7 +535,7 @@ CSS = """
 h2 code{font-size:inherit}*{box-sizing:border-box}body{margin:0;color:var(--fg);background:var(--bg);font-size:14px;line-height:1.45}
 header{position:sticky;top:0;z-index:5;background:var(--bg2);border-bottom:1px solid var(--line);padding:6px 16px;
 display:flex;gap:16px;align-items:baseline;flex-wrap:wrap}
-header h1{font-size:16px;margin:0}nav a{margin-right:10px;color:var(--acc);text-decoration:none;font-size:13px}
+header h1{font-size:16px;margin:0}.navcap{margin:0 4px 0 8px;font-size:13px}nav a{margin-right:10px;color:var(--acc);text-decoration:none;font-size:13px}
 main{padding:8px 16px 40px;max-width:1400px;margin:0 auto}h2{font-size:20px;margin:18px 0 6px}
 h3{font-size:16px;margin:22px 0 6px;padding-bottom:3px;border-bottom:1px solid var(--line)}h4{margin:12px 0 4px}
 section{scroll-margin-top:48px}table{border-collapse:collapse;font-size:13px}
