@@ -179,8 +179,18 @@ def test_claude_code_tool_run(chromium: str, tmp_path: Path):
         href = b.evaluate("document.querySelector('#c0-pictures svg.waterfall a').getAttribute('href')")
         assert b.evaluate("new Promise(r => setTimeout(() => r(location.hash), 300))") == href
         assert b.evaluate(f"!!document.getElementById({json.dumps(href[1:])})")
-        # the tool's result is on the page
-        assert "The tool returned: hi" in seen["text"]
+        assert href == "#c0-call-1"  # a call's label leads to that call in the thread
+        # the thread: what the model saw (system prompt, tool definitions), the tool result going back
+        conv = "#c0-conversation"
+        assert b.evaluate(f"document.querySelector('{conv} details.system summary').textContent").startswith(
+            "System prompt (3 block(s)")
+        assert b.evaluate(f"document.querySelector('{conv} details.tools summary').textContent") == "Tools (24)"
+        text = b.evaluate(f"document.querySelector('{conv}').innerText")
+        assert "→ tool result" in text and "\nhi\n" in text
+        # stdout and the wire are one conversation: each assistant message once
+        assert text.count("I'll run that command.") == 1 and text.count("The tool returned: hi") == 1
+        b.evaluate(f"document.querySelector('{conv} details.system').open = true")
+        b.screenshot_of(conv, screenshots_dir() / "claude-code-tool-run-thread.png")
 
 
 def test_codebuff_websocket_session(chromium: str, tmp_path: Path):
@@ -190,8 +200,12 @@ def test_codebuff_websocket_session(chromium: str, tmp_path: Path):
         seen = _look(b, "codebuff-ws-session")
         assert seen["errors"] == []
         assert "tool run_terminal_command" in _svg_labels(b)
-        assert "<terminal_command_result>" in seen["text"]  # the tool result
-        assert "run echo hi" in seen["text"]  # the user's turn
+        text = b.evaluate("document.getElementById('c0-conversation').innerText")
+        assert "<terminal_command_result>" in text  # the tool result
+        assert "run echo hi" in text  # the user's turn
+        assert text.count("The command output was:") == 1  # one copy of the assistant's message
+        assert "No system prompt." in text  # (Codebuff 1.0 sends none: the thread says so)
+        assert text.count("→ tool result") == 1  # the tool result going back to the model, in call 2
 
 
 def test_error_run_marks_the_failed_call(chromium: str, tmp_path: Path):
@@ -229,13 +243,13 @@ def test_big_capture_page_says_how_to_see_what_it_left_out(chromium: str, tmp_pa
     from bench.bench_report import write_capture
 
     cap = tmp_path / "big.jsonl"
-    write_capture(cap, 3_000_000)
+    records = write_capture(cap, 6_000_000)
     page = _page_of([cap], tmp_path / "big.html", max_bytes=2_000_000)
     assert page.stat().st_size < 2_100_000
     with Browser(chromium) as b:
         b.navigate(page.as_uri())
         count = b.evaluate("document.querySelector('#c0-messages .wc-count').textContent")
-        assert count.endswith("records in this page") and " of 1441 " in count
+        assert count.endswith(f" of {records} records in this page")
         left_out = b.evaluate("window.wirecapReport.views[0].idx.find(e => e[3] === 'gap')[0]")  # a record not kept
         b.evaluate(f"location.hash = '#seq-{left_out}'")
         missing = b.evaluate("new Promise(r => setTimeout(() => { var p = document.querySelector('#c0-messages "

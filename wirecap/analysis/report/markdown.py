@@ -19,6 +19,7 @@ import orjson
 
 from wirecap.analysis.report import common, compare_view
 from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report
+from wirecap.analysis.report.thread_view import thread_markdown
 from wirecap.capture.redact import Redactor
 
 MAX_CHARS = 65_536  # a GitHub issue's body limit, in characters
@@ -311,7 +312,7 @@ def _summary(cap: CaptureReport, h: str) -> list[str]:
 
 
 def _thread(cap: CaptureReport, h: str) -> list[str]:
-    return [f"{h}# Conversation", *_conversation(cap), ""]
+    return [f"{h}# Conversation", "", *thread_markdown(cap, h + "##"), ""]
 
 
 def _rest(cap: CaptureReport, h: str) -> list[str]:

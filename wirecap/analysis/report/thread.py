@@ -41,6 +41,9 @@ MAX_NEW_MESSAGES = 60  # new messages of one call kept (the last ones: the newes
 MAX_DETAILED_CALLS = 400  # calls whose contents are kept; past them, times and tokens only
 MAX_LINEAGES = 64  # conversations remembered to tell what is new in a call
 MAX_OUTSIDE = 400  # stdout entries outside any call kept
+MAX_ASIDE_TEXT = 1000  # characters of one of them kept
+MAX_THREAD_TEXT = 3_000_000  # characters of request text kept over the whole session; past it parts keep less
+SHORT_PART_TEXT = 300  # ... that much
 MAX_TOOL_RUNS = 2000
 PENDING_PER_CHANNEL = 8  # requests held while their channel's dialect is not decided yet
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
@@ -62,6 +65,7 @@ class Part:
     call_id: str | None = None
     is_error: bool = False
     seqs: tuple[int, ...] = ()
+    at: tuple[int, ...] = ()  # the first record of each place it was seen (the request or response, stdout)
 
     @property
     def cut(self) -> int:
@@ -78,6 +82,7 @@ class Part:
         if self.is_error:
             out["is_error"] = True
         out["seqs"] = list(self.seqs)
+        out["at"] = list(self.at)
         return out
 
 
@@ -203,9 +208,20 @@ class Aside:
     text: str
     seq: int | None
     is_error: bool = False
+    size: int = 0  # characters in full
+    name: str | None = None  # a tool call's or result's tool
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "t": self.t, "text": self.text, "seq": self.seq, "is_error": self.is_error}
+        return {"kind": self.kind, "t": self.t, "text": self.text, "seq": self.seq, "is_error": self.is_error,
+                "size": self.size, "name": self.name}
+
+    def as_part(self) -> Part | None:
+        """A message of the client's own output as a part (None for a status line, a session's start...)."""
+        kind = _PART_OF_ENTRY.get(self.kind) if self.kind != "user" else rv.TEXT
+        if kind is None:
+            return None
+        at = (self.seq,) if self.seq is not None else ()
+        return Part(kind, self.text, self.size, self.name, None, self.is_error, at, at)
 
 
 @dataclass
@@ -235,7 +251,7 @@ def clip(text: str, limit: int) -> tuple[str, int]:
 
 def _part(p: rv.ViewPart, seq: int, limit: int = MAX_PART_TEXT) -> Part:
     text, size = clip(p.text, limit)
-    return Part(p.kind, text, size, p.name, p.call_id, p.is_error, (seq,))
+    return Part(p.kind, text, size, p.name, p.call_id, p.is_error, (seq,), (seq,))
 
 
 def _message_key(m: rv.ViewMessage) -> int:
@@ -313,6 +329,8 @@ class ThreadSink:
         self._pending: dict[str, list[dict[str, Any]]] = {}  # channel -> requests before its unit was decided
         self._by_unit_last: dict[str, _Lineage] = {}  # unit -> the conversation of its latest request
         self.detailed = 0
+        self.kept_text = 0  # characters of request text kept so far (MAX_THREAD_TEXT)
+        self._next_lineage = 0
 
     # --- routing ---
     def _route(self, ch: Any) -> tuple[Unit, Any] | None | bool:
@@ -414,12 +432,28 @@ class ThreadSink:
 
     def _keep(self, req: _Request, view: rv.RequestView, lin: _Lineage, keys: list[int], seq: int) -> None:
         """What the thread shows of a request: the system prompt and tools when they changed, the new messages."""
+        self._keep_system_and_tools(req, view, lin, seq)
+        start = 0 if view.continues else req.earlier
+        new = view.messages[start:]
+        if len(new) > MAX_NEW_MESSAGES:
+            req.new_omitted = len(new) - MAX_NEW_MESSAGES
+            new = new[-MAX_NEW_MESSAGES:]
+        limit = MAX_PART_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
+        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts]) for m in new]
+        self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
+            sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
+        if req.earlier == 0 and not view.continues:
+            req.root_prompt = lin.root_prompt = _last_user_text(view.messages)
+
+    def _keep_system_and_tools(self, req: _Request, view: rv.RequestView, lin: _Lineage, seq: int) -> None:
+        """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
         prev = lin.last_request
         skey, tkey = self._system_key(view), self._tools_key(view)
         if prev is not None and skey == lin.system_key:
             req.system_same_as_seq = prev.seq if prev.system is not None else prev.system_same_as_seq
         else:
-            req.system = [_part(rv.ViewPart(rv.TEXT, s), seq, MAX_SYSTEM_TEXT) for s in view.system]
+            limit = MAX_SYSTEM_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
+            req.system = [_part(rv.ViewPart(rv.TEXT, s), seq, limit) for s in view.system]
         req.tools_count = None if view.tools is None else len(view.tools)
         if view.tools is not None:
             if prev is not None and tkey == lin.tools_key:
@@ -427,14 +461,6 @@ class ThreadSink:
             else:
                 req.tools = [_tool_shown(t) for t in view.tools]
         lin.system_key, lin.tools_key = skey, tkey
-        start = 0 if view.continues else req.earlier
-        new = view.messages[start:]
-        if len(new) > MAX_NEW_MESSAGES:
-            req.new_omitted = len(new) - MAX_NEW_MESSAGES
-            new = new[-MAX_NEW_MESSAGES:]
-        req.new = [Message(m.role, [_part(p, seq) for p in m.parts]) for m in new]
-        if req.earlier == 0 and not view.continues:
-            req.root_prompt = lin.root_prompt = _last_user_text(view.messages)
 
     def _lineage(self, unit: str, view: rv.RequestView, keys: list[int]) -> tuple[_Lineage, int]:
         """The conversation a request continues (the one whose latest call's messages it repeats the
@@ -449,7 +475,8 @@ class ThreadSink:
                 best, common = lin, n
         if best is not None and common:
             return best, common
-        lin = _Lineage(len(self.lineages), [])
+        lin = _Lineage(self._next_lineage, [])
+        self._next_lineage += 1
         self.lineages.append(lin)
         if len(self.lineages) > MAX_LINEAGES:  # forget the oldest conversation's messages (not its id)
             self.lineages.pop(0)
@@ -525,11 +552,15 @@ def _entry_seqs(e: Any) -> tuple[int, ...]:
 
 def _entry_part(e: Any) -> Part:
     text = e.arguments() if e.kind == "tool_call" else e.text
-    return Part(_PART_OF_ENTRY[e.kind], text, len(text), e.name, e.call_id, e.is_error, _entry_seqs(e))
+    seqs = _entry_seqs(e)
+    return Part(_PART_OF_ENTRY[e.kind], text, len(text), e.name, e.call_id, e.is_error, seqs, seqs[:1])
 
 
 def _add_seqs(p: Part, e: Any) -> None:
-    p.seqs = tuple(dict.fromkeys(p.seqs + _entry_seqs(e)))
+    seqs = _entry_seqs(e)
+    p.seqs = tuple(dict.fromkeys(p.seqs + seqs))
+    if seqs and seqs[0] not in p.at:
+        p.at = p.at + seqs[:1]
 
 
 class _Merge:
@@ -604,8 +635,9 @@ class _Merge:
                 return
         if e.kind in ("user", "tool_call", "tool_result", "assistant", "reasoning", "session", "result", "error",
                       "status") and len(self.t.asides) < MAX_OUTSIDE:
-            self.t.asides.append(Aside(e.kind, e.t, e.text if e.kind != "tool_call" else
-                                       f"{e.name}: {e.arguments()}"[:MAX_PART_TEXT], e.seq, e.is_error))
+            text = e.arguments() if e.kind == "tool_call" else e.text
+            self.t.asides.append(Aside(e.kind, e.t, clip(text, MAX_ASIDE_TEXT)[0], e.seq, e.is_error,
+                                       len(text), e.name))
 
     stdout_results: list[Any]
 
@@ -636,6 +668,7 @@ class _Merge:
                 run.t_end, run.is_error, run.seqs = got
                 for p in parts:  # the result the model got is also where the client printed it
                     p.seqs = tuple(dict.fromkeys(p.seqs + got[2]))
+                    p.at = p.at + got[2][:1] if got[2] and got[2][0] not in p.at else p.at
             elif back is not None:
                 run.t_end = back.t_sent
             run.is_error = run.is_error or any(p.is_error for p in parts)
