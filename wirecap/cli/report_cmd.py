@@ -113,6 +113,9 @@ def _count_records(rep: Report, progress: Progress) -> None:
         if cap.iter_records is not None:
             each = cap.iter_records
             cap.iter_records = lambda each=each: progress.iterate(each())  # (the default binds this capture's)
+        if cap.iter_lines is not None:
+            lines = cap.iter_lines
+            cap.iter_lines = lambda lines=lines: progress.iterate(lines())
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:

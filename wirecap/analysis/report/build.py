@@ -39,7 +39,7 @@ from wirecap.analysis.report.thread import Thread, ThreadSink, build_threads
 from wirecap.analysis.stats import SessionsSink
 from wirecap.analysis.validate import Finding, FormatCheck, RulesSink, sort_findings
 from wirecap.capture.reader import CaptureReader
-from wirecap.capture.redact import POLICY_NAME, Redactor
+from wirecap.capture.redact import POLICY_NAME, Redactor, needs_redaction, redact_record
 from wirecap.dialects import Decoding
 from wirecap.errors import WirecapError
 from wirecap.events import Event
@@ -295,6 +295,28 @@ def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
             yield redact_shown(redactor, rec)
 
 
+def _lines(path: str) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """The records as written, each with its line."""
+    with CaptureReader(path) as reader:
+        for rec in reader:
+            yield rec, reader.line
+
+
+def _as_shown(redactor: Redactor, pre_redacted: bool) -> Callable[[dict[str, Any], bytes], dict[str, Any]]:
+    """A record as it may be shown, given its line: itself when the capture was redacted by these rules or
+    the line cannot hold a secret (the recorder's own screen, `needs_redaction`), else redacted."""
+    if pre_redacted or not redactor.enabled:
+        return _same
+
+    def shown(rec: dict[str, Any], line: bytes) -> dict[str, Any]:
+        return redact_record(redactor, rec) if needs_redaction(redactor, rec, line) else rec
+    return shown
+
+
+def _same(rec: dict[str, Any], line: bytes) -> dict[str, Any]:
+    return rec
+
+
 def _add_notes(report: CaptureReport, path: str, last_seq: int, redactor: Redactor) -> None:
     """The capture's notes (redacted: people paste things into notes too), and whether they still fit."""
     probs: list[str] = []
@@ -360,6 +382,8 @@ def build_capture_report(
         _add_relevant(report, path, redactor)
     if path != "-":
         report.iter_records = lambda: _stream(path, redactor)
+        report.iter_lines = lambda: _lines(path)
+        report.shown = _as_shown(redactor, report.pre_redacted)
     return report
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import IO, Any
 
@@ -388,7 +388,7 @@ def _spool_capture_data(ci: int, picked: Iterable[Kept | Gap], spool: IO[str], i
             rec = item.rec
             buf.append(item.line)
             rtype = rec.get("type", "")
-            size = (item.rec["cut"]["bytes"] if item.cut else payload_size(rec)) if rtype == "msg" else None  # type: ignore[index]
+            size = (item.rec["cut"]["bytes"] if item.cut else payload_size(rec)) if rtype == "msg" else None
             entry = dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
                            size, preview(rec, 100)])
         index.write(("," if n else "") + script_safe(entry).decode())
@@ -475,11 +475,12 @@ def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
             pick = Selection(budget // len(report.captures), cap.path, linked=linked_seqs(cap))
             picks.append(pick)
-            if cap.iter_records is None:
+            records = _sized_records(cap)
+            if records is None:
                 out.write("[]")
             else:
                 with tempfile.TemporaryFile("w+", encoding="utf-8") as index:
-                    _spool_capture_data(ci, pick.select(cap.iter_records()), spool, index, cap.path)
+                    _spool_capture_data(ci, pick.select(records, cap.shown), spool, index, cap.path)
                     index.seek(0)
                     shutil.copyfileobj(index, out, 1 << 20)
             out.write("</script>\n")
@@ -487,6 +488,16 @@ def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]
         spool.seek(0)
         shutil.copyfileobj(spool, out, 1 << 20)
     return picks
+
+
+def _sized_records(cap: CaptureReport) -> Iterator[tuple[dict[str, Any], bytes]] | None:
+    """The capture's records with their lines: as written (redacted only when kept: `cap.shown`), else
+    those `iter_records` gives (redacted already; a hand-made report), serialized."""
+    if cap.iter_lines is not None:
+        return cap.iter_lines()
+    if cap.iter_records is None:
+        return None
+    return ((rec, orjson.dumps(rec)) for rec in cap.iter_records())
 
 
 class _Counted:
