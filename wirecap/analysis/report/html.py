@@ -37,7 +37,7 @@ from wirecap.capture.redact import Redactor
 PAGE_SIZE = 100
 CHUNK = 1000  # records per embedded data chunk
 MAX_STATIC_RAW = 4_000
-MAX_PAGE = 9_500_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
+MAX_PAGE = 9_000_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
 MAX_TABLE_ROWS = 200  # channels and sessions listed (a capture of 50,000 HTTP exchanges stays readable)
 MAX_LANES = 60  # timeline lanes
 MIN_EMBED = 1_000_000  # bytes of embedded records a page keeps even when its summary parts are big
@@ -501,14 +501,14 @@ def _sized_records(cap: CaptureReport) -> Iterator[tuple[dict[str, Any], bytes]]
 
 
 class _Counted:
-    """A text stream that counts the characters written through it (the page's budget)."""
+    """A text stream that counts the bytes (UTF-8) written through it (the page's budget)."""
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.n = 0
 
     def write(self, s: str) -> int:
-        self.n += len(s)
+        self.n += len(s) if s.isascii() else len(s.encode())  # (bytes in the file: UTF-8)
         return self.out.write(s)
 
 

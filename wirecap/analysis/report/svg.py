@@ -368,7 +368,7 @@ def _token_row(r: TokenRow, y: float, top: int, width: float, link: str) -> str:
         n = getattr(r, attr)
         if not n:
             continue
-        w = width * n / top
+        w = max(3.0, width * n / top)  # (a few output tokens beside 20,000 input still show)
         parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 1.0):.1f}" height="{ROW_H - 6}" class="{cls}">'
                      f'<title>{_e(r.label)}: {n:,} {name} tokens</title></rect>')
         x += w
