@@ -85,5 +85,30 @@ def test_html_report_draws_the_pictures_first() -> None:
     section = page[page.index('id="c0-pictures"'):page.index('id="c0-channels"')]
     root = _parse(section)
     labels = [t.text for t in root.iter(f"{NS}text") if (t.get("class") or "").startswith("wf-label")]
-    assert labels == ["call 1 http-2 claude-opus-4-8", "tool Bash", "call 1 http-3 claude-opus-4-8"]
+    assert labels == ["call 1 http-2 claude-opus-4-8", "tool Bash", "call 2 http-3 claude-opus-4-8"]  # (the thread's)
     assert '<svg class="tokens"' in section
+
+
+def test_from_the_thread_model_cache_tokens_cost_subagents_and_retries() -> None:
+    from wirecap.analysis.report.thread import Thread, ThreadCall, ToolRun
+
+    calls = [ThreadCall(1, "http-1", "http", "anthropic-sse", 5, 1.0, 1.2, 2.0, "m", input_tokens=10,
+                        cache_read_tokens=900, cache_write_tokens=40, output_tokens=7, cost_usd=0.5),
+             ThreadCall(2, "http-2", "http", "anthropic-sse", 9, 2.5, None, 2.6, outcome="failed", error="overloaded"),
+             ThreadCall(3, "http-3", "http", "anthropic-sse", 12, 3.0, 3.1, 3.5, retry=True, retry_of=2,
+                        parent=(1, "toolu_1"))]
+    runs = [ToolRun("toolu_1", "Task", 2.0, 4.0, issued_by=1, seqs=(7,))]
+    th = Thread("session", calls, runs)
+
+    class Cap:
+        threads = [th]
+
+    steps = S.steps_of(Cap())
+    assert [(s.kind, s.label) for s in steps] == [("call", "call 1 http-1 m"), ("tool", "tool Task"),
+                                                  ("call", "call 2 http-2"), ("call", "⤷ call 3 http-3")]
+    assert steps[2].outcome == "failed" and steps[2].reason == "overloaded" and steps[3].retry
+    assert "subagent of call 1; retry of call 2" in steps[3].detail
+    rows = S.token_rows_of(Cap())
+    assert [(r.input, r.cache_read, r.cache_write, r.output, r.cost) for r in rows] == [(10, 900, 40, 7, 0.5)]
+    out = S.waterfall(steps)
+    assert "✕ failed: overloaded" in out and "↻ ⤷ call 3 http-3" in out

@@ -22,8 +22,8 @@ from typing import Any
 
 from wirecap.analysis import notes as notes_mod
 from wirecap.analysis.diff import diff_captures
-from wirecap.analysis.diff.render import render_unified
 from wirecap.analysis.pipeline import Isolated, decode_pass, drain
+from wirecap.analysis.report.compare import Comparison, build_comparison
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
@@ -39,13 +39,12 @@ from wirecap.analysis.report.thread import Thread, ThreadSink, build_threads
 from wirecap.analysis.stats import SessionsSink
 from wirecap.analysis.validate import Finding, FormatCheck, RulesSink, sort_findings
 from wirecap.capture.reader import CaptureReader
-from wirecap.capture.redact import POLICY_NAME, Redactor
+from wirecap.capture.redact import POLICY_NAME, Redactor, needs_redaction, redact_record
 from wirecap.dialects import Decoding
 from wirecap.errors import WirecapError
 from wirecap.events import Event
 
 NO_DECODER = "no decoder for this channel"
-MAX_DIFF_TEXT = 200_000  # characters of the unified diff a two-capture report shows
 
 
 def already_redacted(header: dict[str, Any], redactor: Redactor) -> bool:
@@ -296,6 +295,28 @@ def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
             yield redact_shown(redactor, rec)
 
 
+def _lines(path: str) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """The records as written, each with its line."""
+    with CaptureReader(path) as reader:
+        for rec in reader:
+            yield rec, reader.line
+
+
+def _as_shown(redactor: Redactor, pre_redacted: bool) -> Callable[[dict[str, Any], bytes], dict[str, Any]]:
+    """A record as it may be shown, given its line: itself when the capture was redacted by these rules or
+    the line cannot hold a secret (the recorder's own screen, `needs_redaction`), else redacted."""
+    if pre_redacted or not redactor.enabled:
+        return _same
+
+    def shown(rec: dict[str, Any], line: bytes) -> dict[str, Any]:
+        return redact_record(redactor, rec) if needs_redaction(redactor, rec, line) else rec
+    return shown
+
+
+def _same(rec: dict[str, Any], line: bytes) -> dict[str, Any]:
+    return rec
+
+
 def _add_notes(report: CaptureReport, path: str, last_seq: int, redactor: Redactor) -> None:
     """The capture's notes (redacted: people paste things into notes too), and whether they still fit."""
     probs: list[str] = []
@@ -361,22 +382,27 @@ def build_capture_report(
         _add_relevant(report, path, redactor)
     if path != "-":
         report.iter_records = lambda: _stream(path, redactor)
+        report.iter_lines = lambda: _lines(path)
+        report.shown = _as_shown(redactor, report.pre_redacted)
     return report
 
 
-def diff_part(a: str, b: str, redactor: Redactor) -> dict[str, Any]:
+def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None)
+              ) -> tuple[dict[str, Any], Comparison]:
     """The diff of two captures as a report shows it: equal or not, the summary rows, the unified view
-    (what `wirecap diff A B` prints, cut at MAX_DIFF_TEXT characters) and the full result as JSON."""
+    (what `wirecap diff A B` prints, cut at `compare.MAX_UNIFIED` characters) and the full result as JSON; and
+    A and B side by side (`compare.build_comparison`, with the captures' `sessions`)."""
     res = diff_captures(a, b)
-    text = render_unified(res, color=False)
-    if len(text) > MAX_DIFF_TEXT:
-        text = text[:MAX_DIFF_TEXT] + f"\n… ({len(text) - MAX_DIFF_TEXT} more characters)\n"
+    cmp = build_comparison(res, *sessions, text=redactor.text, value=redactor.value)
+    text = cmp.unified
+    if cmp.unified_cut:
+        text += f"\n… ({cmp.unified_cut} more characters)\n"
     return {
         "equal": bool(res.equal),
         "rows": redactor.value(list(res.summary_rows())),
-        "text": redactor.text(text),
+        "text": text,
         "json": redactor.value(res.to_json()),
-    }
+    }, cmp
 
 
 def build_report(
@@ -398,7 +424,7 @@ def build_report(
     report = Report(captures=caps)
     if len(paths) == 2:
         try:
-            report.diff = diff_part(paths[0], paths[1], redactor)
+            report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions))
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
             report.diff_note = f"diff failed: {_failure(e)}"
     return report

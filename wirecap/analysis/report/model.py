@@ -6,6 +6,7 @@ Nothing here reads files; `build.py` is the thin shell that feeds it.
 
 from __future__ import annotations
 
+import builtins
 import heapq
 from array import array
 from collections import Counter
@@ -175,6 +176,11 @@ class CaptureReport:
     calls: list[Any] = field(default_factory=list, repr=False)
     # A way to stream the (redacted) records again, for renderers that show every message (html).
     iter_records: Callable[[], Iterator[dict[str, Any]]] | None = field(default=None, repr=False)
+    # The records as written, each with its line, and what makes one fit to be shown (`shown(rec, line)`:
+    # redacted, unless the capture already was by the rules in force or the line cannot hold a secret): a
+    # renderer that keeps only some records (html, past its size budget) redacts those alone.
+    iter_lines: Callable[[], Iterator[tuple[dict[str, Any], builtins.bytes]]] | None = field(default=None, repr=False)
+    shown: Callable[[dict[str, Any], builtins.bytes], dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -248,12 +254,14 @@ class Report:
     captures: list[CaptureReport]
     diff: dict[str, Any] | None = None  # {"equal", "rows", "text", "json"}
     diff_note: str = ""
+    compare: Any = None  # two captures: A and B side by side (`report.compare.Comparison`)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"wirecap_report": 1, "captures": [c.to_json() for c in self.captures]}
         if len(self.captures) > 1:
             out["diff"] = self.diff
             out["diff_note"] = self.diff_note or None
+            out["compare"] = self.compare.to_json() if self.compare is not None else None
         return out
 
 

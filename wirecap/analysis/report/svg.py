@@ -55,6 +55,7 @@ class Step:
     detail: str = ""  # more words for the hover title
     reason: str = ""  # why it failed (short, beside the mark)
     seq: int | None = None
+    call: int | None = None  # the thread's call number (its label links to the call in the thread)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class TokenRow:
     output: int = 0
     cost: float | None = None
     seq: int | None = None
+    call: int | None = None  # as Step.call
 
     @property
     def total(self) -> int:
@@ -125,23 +127,75 @@ def tool_steps(entries: Iterable[Any]) -> list[Step]:
     return out
 
 
+def _thread_call_detail(c: Any) -> str:
+    bits = [f"{c.transport}, {c.dialect}", f"outcome {c.outcome}" + (f": {c.error}" if c.error else "")]
+    if c.ttft is not None:
+        bits.append(f"first token after {_secs(c.ttft)}")
+    if c.duration is not None:
+        bits.append(f"took {_secs(c.duration)}")
+    if c.stop_reason:
+        bits.append(f"stop: {c.stop_reason}")
+    if c.parent is not None:
+        bits.append(f"subagent of call {c.parent[0]}")
+    if c.retry:
+        bits.append(f"retry of call {c.retry_of}" if c.retry_of else "retry")
+    return "; ".join(bits)
+
+
+def _tool_run_step(r: Any) -> Step:
+    outcome = "open" if r.t_end is None else ("failed" if r.is_error else "completed")
+    where = f"; issued by call {r.issued_by}" if r.issued_by else ""
+    took = f"; result after {_secs(max(0.0, r.t_end - r.t_start))}" if r.t_end is not None else "; no result in the capture"
+    return Step("tool", f"tool {r.name or '?'}", r.t_start, r.t_end, None, outcome,
+                detail=f"tool {r.name or '?'} ({r.call_id}){where}{took}", seq=r.seqs[0] if r.seqs else None)
+
+
+def thread_steps(threads: Iterable[Any]) -> list[Step]:
+    """The waterfall rows of a report's threads (`report.thread.Thread`): every call (a subagent's marked
+    ⤷, a retry ↻) and every tool execution between calls."""
+    out: list[Step] = []
+    for th in threads:
+        for c in th.calls:
+            label = ("⤷ " if c.parent is not None else "") + f"call {c.n} {c.ch}" + (f" {c.model}" if c.model else "")
+            out.append(Step("call", label, c.t_sent, c.t_last, c.t_first_token, c.outcome, retry=c.retry,
+                            detail=_thread_call_detail(c), reason=c.error or "", seq=c.seq, call=c.n))
+        out += [_tool_run_step(r) for r in th.tool_runs]
+    return out
+
+
 def steps_of(cap: Any) -> list[Step]:
-    """A capture report's waterfall rows, in start order: its LLM calls and its tool executions."""
-    entries = [e for es in cap.conversation.values() for e in es]
-    steps = call_steps(cap.calls) + tool_steps(entries)
+    """A capture report's waterfall rows, in start order: from its threads when they have calls or tool
+    runs, else its LLM calls on the wire and the tool executions its conversation shows."""
+    steps = thread_steps(cap.threads) if getattr(cap, "threads", None) else []
+    if not steps:  # (a client's stdout alone: its tool calls and results still show the tools' times)
+        entries = [e for es in cap.conversation.values() for e in es]
+        steps = call_steps(cap.calls) + tool_steps(entries)
     steps.sort(key=lambda s: (s.start, s.kind != "call"))
     return steps
 
 
 def token_rows_of(cap: Any) -> list[TokenRow]:
-    """A capture report's LLM calls with tokens on the wire (the input is all of the call's input: the
-    cache split is not known from the calls alone)."""
+    """A capture report's LLM calls with tokens on the wire: from its threads (input split into fresh
+    input, cache read and cache write; cost when the wire prices it), else from its calls."""
     rows = []
+    if getattr(cap, "threads", None):
+        for th in cap.threads:
+            for c in th.calls:
+                parts = (c.input_tokens, c.cache_read_tokens, c.cache_write_tokens, c.output_tokens)
+                if all(v is None for v in parts):
+                    continue
+                n_in, n_read, n_write, n_out = (_num(v) for v in parts)
+                rows.append(TokenRow(f"call {c.n} {c.ch}", n_in, n_read, n_write, n_out, cost=c.cost_usd, seq=c.seq,
+                                     call=c.n))
+        return rows
     for c in cap.calls:
         if c.input_tokens is None and c.output_tokens is None:
             continue
-        rows.append(TokenRow(f"call {c.n} {c.ch}", input=_num(c.input_tokens), output=_num(c.output_tokens),
-                             cost=getattr(c, "cost", None), seq=c.seq))
+        fresh = getattr(c, "fresh_input_tokens", None)
+        rows.append(TokenRow(f"call {c.n} {c.ch}", input=_num(fresh if fresh is not None else c.input_tokens),
+                             cache_read=_num(getattr(c, "cache_read_tokens", None)),
+                             cache_write=_num(getattr(c, "cache_write_tokens", None)), output=_num(c.output_tokens),
+                             cost=getattr(c, "cost_usd", None), seq=c.seq))
     return rows
 
 
@@ -244,6 +298,16 @@ def _mark(s: Step, x0: float, x1: float, y: float) -> str:
     return f'<text x="{x:.1f}" y="{y + ROW_H - 4}" class="{cls}" text-anchor="{anchor}">{_e(text)}</text>'
 
 
+def _link(anchor: Any, seq: int | None, call: int | None) -> str:
+    """The page id a row links to: `anchor(seq)`, or `anchor.call(n)` for a thread's call when the anchor
+    has one (then the label leads to the call in the thread)."""
+    if anchor is None:
+        return ""
+    if call is not None and hasattr(anchor, "call"):
+        return str(anchor.call(call))
+    return str(anchor(seq)) if seq is not None else ""
+
+
 def _label(s: Step, y: float, link: str) -> str:
     text = ("↻ " if s.retry else "") + s.label
     if len(text) > 34:
@@ -254,7 +318,8 @@ def _label(s: Step, y: float, link: str) -> str:
 
 def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS) -> str:
     """The waterfall of `steps` (in start order) as SVG, and a line for the rows left out. `anchor(seq)`
-    gives the page id a row's label links to (None: no links)."""
+    gives the page id a row's label links to (`anchor.call(n)`, when it has one, a thread call's; None: no
+    links)."""
     if not steps:
         return ""
     shown = steps[:max_rows]
@@ -269,8 +334,7 @@ def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS
         y = i * ROW_H
         if i % 2:
             rows.append(f'<rect x="0" y="{y}" width="{LABEL_W + PLOT_W}" height="{ROW_H}" class="wf-stripe"/>')
-        link = anchor(s.seq) if anchor is not None and s.seq is not None else ""
-        rows.append(_label(s, y, link) + _bar(s, y, sc, hi))
+        rows.append(_label(s, y, _link(anchor, s.seq, s.call)) + _bar(s, y, sc, hi))
     n_calls = sum(1 for s in steps if s.kind == "call")
     svg = (f'<svg class="waterfall" viewBox="0 0 {LABEL_W + PLOT_W + 70} {height + AXIS_H}" '
            f'width="{LABEL_W + PLOT_W + 70}" role="img" aria-label="waterfall: {n_calls} LLM calls and '
@@ -304,7 +368,7 @@ def _token_row(r: TokenRow, y: float, top: int, width: float, link: str) -> str:
         n = getattr(r, attr)
         if not n:
             continue
-        w = width * n / top
+        w = max(3.0, width * n / top)  # (a few output tokens beside 20,000 input still show)
         parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 1.0):.1f}" height="{ROW_H - 6}" class="{cls}">'
                      f'<title>{_e(r.label)}: {n:,} {name} tokens</title></rect>')
         x += w
@@ -332,8 +396,7 @@ def token_bars(rows: list[TokenRow], *, anchor: Any = None, max_rows: int = MAX_
         return ""
     shown = rows[:max_rows]
     top = max(r.total for r in shown)
-    parts = [_token_row(r, i * ROW_H, top, PLOT_W - 160, anchor(r.seq) if anchor is not None and r.seq is not None else "")
-             for i, r in enumerate(shown)]
+    parts = [_token_row(r, i * ROW_H, top, PLOT_W - 160, _link(anchor, r.seq, r.call)) for i, r in enumerate(shown)]
     height = ROW_H * len(shown)
     drawn = (f'<svg class="tokens" viewBox="0 0 {LABEL_W + PLOT_W + 70} {height + 6}" width="{LABEL_W + PLOT_W + 70}" '
              f'role="img" aria-label="tokens per LLM call">' + "".join(parts) + "</svg>")
