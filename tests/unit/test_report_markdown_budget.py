@@ -52,7 +52,7 @@ def test_a_big_capture_fits_an_issue_by_default(big: str):
                     rf"`wirecap report {re.escape(big)} -f html` shows it all._", md)
     assert cut and int(cut.group(1)) > 100_000
     whole = render_markdown(rep, max_chars=0)
-    assert len(whole) > 4 * MAX_CHARS and "✂" not in whole and not balanced(whole)
+    assert len(whole) > 2 * MAX_CHARS and "✂" not in whole and not balanced(whole)
 
 
 @pytest.mark.parametrize("limit", [20_000, 6000, 2500])

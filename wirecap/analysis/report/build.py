@@ -35,6 +35,7 @@ from wirecap.analysis.report.model import (
     conversation_from_events,
     redact_shown,
 )
+from wirecap.analysis.report.thread import Thread, ThreadSink, build_threads
 from wirecap.analysis.stats import SessionsSink
 from wirecap.analysis.validate import Finding, FormatCheck, RulesSink, sort_findings
 from wirecap.capture.reader import CaptureReader
@@ -74,6 +75,7 @@ class ReportPass:
         self.stats = Isolated(SessionsSink(self.decoding))
         self.fmt = Isolated(FormatCheck(path, header_line))
         self.rules = Isolated(RulesSink(self.decoding))
+        self.thread = Isolated(ThreadSink(self.decoding))
         self.conversation: tuple[dict[str, list[ConvEntry]], dict[str, int], int] | None = None
         self.conversation_error: Exception | None = None
         self.pass_error: Exception | None = None  # the decoding failed: every part stopped there
@@ -84,7 +86,7 @@ class ReportPass:
 
         def batches_of_the_pass() -> Iterator[list[Event]]:
             nonlocal completed
-            yield from decode_pass(records, self.decoding, [self.stats, self.fmt, self.rules])
+            yield from decode_pass(records, self.decoding, [self.stats, self.fmt, self.rules, self.thread])
             completed = True
 
         batches = batches_of_the_pass()
@@ -108,6 +110,17 @@ class ReportPass:
             except Exception as e:  # noqa: BLE001 - as above
                 error = e
         return None, f"statistics failed: {_failure(error)}"
+
+    def threads(self, conversation: dict[str, list[ConvEntry]]) -> tuple[list[Thread] | None, str]:
+        """(the session's thread, from the pass's calls and requests and the conversation's entries, or
+        None and why not)."""
+        error = self.pass_error or self.thread.error
+        if error is None:
+            try:
+                return build_threads(self.thread.sink, conversation), ""
+            except Exception as e:  # noqa: BLE001 - as above
+                error = e
+        return None, f"thread failed: {_failure(error)}"
 
     def transport(self) -> dict[str, Any] | None:
         """Which transport each LLM call used (`analysis.transport`), when a client used or tried a
@@ -236,6 +249,25 @@ def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[lis
             report.conversation_notes[c.ch] = f"{NO_DECODER} (decoding failed)"
     else:
         set_conversation(report, analysis.conversation, redactor)
+        threads, report.threads_note = analysis.threads(report.conversation)
+        if threads is not None:
+            report.threads = threads if report.pre_redacted else redact_threads(threads, redactor)
+
+
+def redact_threads(threads: list[Thread], redactor: Redactor) -> list[Thread]:
+    """The request side of the threads as it may be shown (the replies come from the conversation's
+    entries, redacted already; the requests from the records as written)."""
+    if not redactor.enabled:
+        return threads
+    for th in threads:
+        for c in th.calls:
+            for p in [*(c.system or ()), *(p for m in c.new for p in m.parts)]:
+                p.text = redactor.text(p.text)
+            for d in c.tools or ():
+                d.description, d.schema = redactor.text(d.description), redactor.text(d.schema)
+        for a in th.asides:
+            a.text = redactor.text(a.text)
+    return threads
 
 
 def relevant_seqs(report: CaptureReport) -> list[int]:

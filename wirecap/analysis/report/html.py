@@ -28,6 +28,7 @@ from wirecap.analysis.report.model import (
     preview,
     timeline_bins,
 )
+from wirecap.analysis.report.thread_view import THREAD_CSS, thread_html
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
 
@@ -286,7 +287,8 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
     parts.append(_table(common.NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]
     parts.append("</section>")
-    parts.append(f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>')
+    parts.append(f'<section id="c{ci}-conversation"><h3>Conversation</h3>{thread_html(cap, ci, lambda s: seq_anchor(ci, s))}'
+                 '</section>')
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.warnings]
     return "".join(parts)
 
@@ -345,7 +347,7 @@ def _head(report: Report) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
             f'script-src \'unsafe-inline\'; img-src data:">'
-            f"<title>wirecap report: {_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>wirecap report: {_e(title)}</title><style>{CSS}{THREAD_CSS}</style></head><body>"
             f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
 
 
