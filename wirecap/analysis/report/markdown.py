@@ -78,10 +78,11 @@ class Part:
         return sum(len(line) + 1 for line in self.lines)
 
 
-# Ranks: what matters first.
-TITLE, FINDINGS, FAILING, DIVERGENCE, SUMMARY, THREAD, STATS, ALIGNED, REST, RAW, UNIFIED = range(11)
-_FLOORS = {TITLE: 1.0, FINDINGS: 0.15, FAILING: 0.12, DIVERGENCE: 0.1, SUMMARY: 0.04, THREAD: 0.2, STATS: 0.03,
-           ALIGNED: 0.08}
+# Ranks: what matters first. (The comparison of two captures, its numbers side by side and its aligned
+# conversations, is what a two-capture report is read for: before each capture's own thread.)
+TITLE, FINDINGS, FAILING, DIVERGENCE, SUMMARY, STATS, ALIGNED, THREAD, REST, RAW, UNIFIED = range(11)
+_FLOORS = {TITLE: 1.0, FINDINGS: 0.15, FAILING: 0.12, DIVERGENCE: 0.1, SUMMARY: 0.04, STATS: 0.03, ALIGNED: 0.15,
+           THREAD: 0.2}
 _CUT_NOTE_ROOM = 400  # characters kept for a cut part's closing lines and its note
 
 
