@@ -12,7 +12,7 @@ from wirecap.analysis.diff.items import Item, ItemStream
 from wirecap.analysis.diff.result import Change, DiffResult, PairDiff
 from wirecap.analysis.report import compare_view
 from wirecap.analysis.report.build import build_report
-from wirecap.analysis.report.compare import MAX_VALUE, _cut_values, build_comparison, moved
+from wirecap.analysis.report.compare import MAX_VALUE, CallIndex, _cut_values, build_comparison, moved
 from wirecap.analysis.report.html import render_html_string
 from wirecap.analysis.report.json import render_json
 from wirecap.analysis.report.markdown import render_markdown
@@ -43,6 +43,7 @@ def test_the_first_divergence_is_the_prompt(hello_vs_tool):
     d = cmp.first
     assert d is not None and d.op == "changed" and d.paths == ["turn[0].prompt"]
     assert d.a is not None and d.b is not None and d.a.ch == "http-2" and d.a.seq == 9 and d.b.seq == 9
+    assert d.a.call == 1 and d.b.call == 1  # the first LLM call of each thread
     f = d.fields[0]
     assert f.a.endswith("say hello") and f.b.endswith("run echo hi")
     assert _firsts(cmp) == [(d.pair, d.row)]  # one row marked, the one the divergence names
@@ -99,6 +100,8 @@ def test_every_format_says_a_and_b_and_marks_the_first_divergence(hello_vs_tool)
     assert html.index('id="compare"') < html.index('id="c0"')  # the comparison comes first
     assert 'id="first-divergence"' in html and 'href="#c1-seq-9"' in html and 'href="#seq-9"' in html
     assert '<pre class="diff">' in html and 'id="diff"' in html
+    for anchor in ("c0-call-1", "c1-call-1", "c1-call-2"):  # the thread's calls, linked from the rows
+        assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
     doc = json.loads(render_json(rep))
     first = doc["compare"]["first_divergence"]
     assert first["paths"] == ["turn[0].prompt"] and first["a"]["seq"] == 9
@@ -160,3 +163,16 @@ def test_long_values_are_cut_around_their_first_difference():
     assert "say hello" in ca and "run echo hi" in cb and len(ca) < MAX_VALUE + 80
     assert ca.startswith("(") and "characters before" in ca and "more characters" in ca
     assert _cut_values(1, 2) == (1, 2) and _cut_values("a", "b") == ("a", "b")
+
+
+def test_call_index_names_the_call_an_item_belongs_to():
+    class C:
+        def __init__(self, ch: str, seq: int, n: int) -> None:
+            self.ch, self.seq, self.n = ch, seq, n
+
+    class T:
+        calls = [C("ws-1", 10, 1), C("ws-1", 30, 2), C("http-2", 5, 3)]
+
+    idx = CallIndex([T()])
+    assert [idx.of("ws-1", s) for s in (9, 10, 29, 30, 99)] == [None, 1, 1, 2, 2]
+    assert idx.of("http-2", 7) == 3 and idx.of("stdout", 7) is None and idx.of("ws-1", None) is None

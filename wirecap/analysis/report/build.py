@@ -358,13 +358,13 @@ def build_capture_report(
     return report
 
 
-def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None)
-              ) -> tuple[dict[str, Any], Comparison]:
+def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None),
+              threads: tuple[Any, Any] = ((), ())) -> tuple[dict[str, Any], Comparison]:
     """The diff of two captures as a report shows it: equal or not, the summary rows, the unified view
     (what `wirecap diff A B` prints, cut at `compare.MAX_UNIFIED` characters) and the full result as JSON; and
     A and B side by side (`compare.build_comparison`, with the captures' `sessions`)."""
     res = diff_captures(a, b)
-    cmp = build_comparison(res, *sessions, text=redactor.text, value=redactor.value)
+    cmp = build_comparison(res, *sessions, text=redactor.text, value=redactor.value, threads=threads)
     text = cmp.unified
     if cmp.unified_cut:
         text += f"\n… ({cmp.unified_cut} more characters)\n"
@@ -394,7 +394,8 @@ def build_report(
     report = Report(captures=caps)
     if len(paths) == 2:
         try:
-            report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions))
+            report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions),
+                                                    (caps[0].threads, caps[1].threads))
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
             report.diff_note = f"diff failed: {_failure(e)}"
     return report

@@ -19,6 +19,7 @@ Labels say A and B everywhere; the file names appear once (`a_path`, `b_path`).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,17 +54,26 @@ class Ref:
     seq: int | None
     ch: str
     t: float
+    call: int | None = None  # the LLM call of its capture's thread it belongs to (a wire item)
 
     def anchor(self) -> str:
         """The id of its record's row in the HTML report (A is capture 0, B capture 1)."""
         return f"seq-{self.seq}" if self.side == "A" else f"c1-seq-{self.seq}"
 
+    def call_anchor(self) -> str | None:
+        """The id of its call in the HTML report's thread."""
+        return None if self.call is None else f"c{0 if self.side == 'A' else 1}-call-{self.call}"
+
     def where(self) -> str:
-        return f"{self.side} seq {self.seq}" if self.seq is not None else f"{self.side} {self.ch}"
+        call = f"call {self.call}, " if self.call is not None else ""
+        return f"{self.side} {call}seq {self.seq}" if self.seq is not None else f"{self.side} {self.ch}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "label": self.label, "seq": self.seq, "ch": self.ch,
-                "t": round(self.t, 6)}
+        out = {"name": self.name, "kind": self.kind, "label": self.label, "seq": self.seq, "ch": self.ch,
+               "t": round(self.t, 6)}
+        if self.call is not None:
+            out["call"] = self.call
+        return out
 
 
 @dataclass(slots=True)
@@ -265,8 +275,11 @@ def _cut_one(v: Any, start: int) -> Any:
 class _Builder:
     """One comparison under way: the refs it made (each item described once), the rows left."""
 
-    def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact) -> None:
+    def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact,
+                 calls: tuple[CallIndex, CallIndex] | None = None) -> None:
         self.res = res
+        a, b = calls if calls is not None else (CallIndex(), CallIndex())
+        self.calls = {"A": a, "B": b}
         self.context = context
         self.rows_left = max_rows
         self.rows_omitted = 0
@@ -276,7 +289,8 @@ class _Builder:
                      (("A", [p.a for p in res.pairs]), ("B", [p.b for p in res.pairs]))}
 
     def ref(self, side: str, it: Item) -> Ref:
-        return Ref(side, it.name, it.kind, self.text(it.describe()), it.seq[0] if it.seq else None, it.ch, it.t)
+        seq = it.seq[0] if it.seq else None
+        return Ref(side, it.name, it.kind, self.text(it.describe()), seq, it.ch, it.t, self.calls[side].of(it.ch, seq))
 
     def fields(self, c: Change) -> tuple[list[FieldDiff], int]:
         out = []
@@ -374,6 +388,26 @@ def moved(p: PairDiff) -> dict[int, str]:
     return out
 
 
+class CallIndex:
+    """Which LLM call of a capture's thread an item belongs to: the last call sent on its channel at or
+    before its first record (`report.thread`'s calls: anything with `ch`, `seq` and `n`)."""
+
+    def __init__(self, threads: Iterable[Any] = ()) -> None:
+        self._by_ch: dict[str, list[tuple[int, int]]] = {}
+        for th in threads:
+            for c in getattr(th, "calls", ()):
+                self._by_ch.setdefault(c.ch, []).append((c.seq, c.n))
+        for calls in self._by_ch.values():
+            calls.sort()
+
+    def of(self, ch: str, seq: int | None) -> int | None:
+        calls = self._by_ch.get(ch)
+        if not calls or seq is None:
+            return None
+        i = bisect_right(calls, (seq, 1 << 62)) - 1
+        return calls[i][1] if i >= 0 else None
+
+
 def _first_t(streams: Iterable[ItemStream | None]) -> float:
     """Where a side's time starts: its first item's (each side's times are compared from their start)."""
     ts = [s.t_first for s in streams if s is not None and s.t_first is not None]
@@ -382,10 +416,12 @@ def _first_t(streams: Iterable[ItemStream | None]) -> float:
 
 def build_comparison(res: DiffResult, sessions_a: list[dict[str, Any]] | None,
                      sessions_b: list[dict[str, Any]] | None, *, text: Redact = _same, value: Redact = _same,
-                     context: int = CONTEXT, max_rows: int = MAX_ROWS) -> Comparison:
+                     context: int = CONTEXT, max_rows: int = MAX_ROWS, threads: tuple[Any, Any] = ((), ())
+                     ) -> Comparison:
     """The comparison of `res` (an events-level `diff_captures` result) with the two captures' sessions
-    (None: their statistics failed). `text` and `value` redact what is shown (texts, values)."""
-    b = _Builder(res, context, max_rows, text, value)
+    (None: their statistics failed). `text` and `value` redact what is shown (texts, values); `threads`
+    (each capture's `report.thread` threads) name the LLM call each wire item belongs to."""
+    b = _Builder(res, context, max_rows, text, value, (CallIndex(threads[0]), CallIndex(threads[1])))
     cmp = Comparison(res.a, res.b, res.equal, res.summary_line(), res.counts(), list(res.summary_rows()),
                      not_shown=res.not_shown, timing=[f.describe() for f in res.timing],
                      warnings=[text(w) for w in res.warnings])
@@ -445,7 +481,7 @@ def first_divergence(res: DiffResult, b: _Builder, pairs: list[PairView]) -> Div
     _, k, what = min(found, key=lambda c: c[0])
     view = pairs[k]
     if isinstance(what, ItemStream):
-        div = _lone_divergence(k, view, what, pairs)
+        div = _lone_divergence(k, view, what, pairs, b)
         row_of: Callable[[Row], bool] = lambda r: r.op not in ("gap", "more")  # noqa: E731 - the lone channel's first row
     else:
         div = _change_divergence(k, view, what, b)
@@ -464,7 +500,7 @@ def _same_item(r: Row, c: Change) -> bool:
             and (c.b is None or (r.b is not None and r.b.name == c.b.name)))
 
 
-def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView]) -> Divergence:
+def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView], b: _Builder) -> Divergence:
     side = view.only or "?"
     other = "B" if side == "A" else "A"
     what = f"channel {u.key} ({u.dialect or u.kind}, {len(u.items)} items) only in {side}"
@@ -472,8 +508,7 @@ def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView
     if instead:
         what += f"; {other} has {', '.join(instead)} instead"
     first = u.items[0] if u.items else None
-    ref = Ref(side, first.name, first.kind, first.describe(), first.seq[0] if first.seq else None, first.ch,
-              first.t) if first is not None else None
+    ref = b.ref(side, first) if first is not None else None
     return Divergence(k, None, "channel", what, view.title, ref if side == "A" else None,
                       ref if side == "B" else None)
 

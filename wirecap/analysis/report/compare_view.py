@@ -263,7 +263,8 @@ def _md_aligned(cmp: Comparison) -> list[str]:
 def _md_ref(r: Ref | None) -> str:
     if r is None:
         return ""
-    seq = f" <sub>seq {r.seq}</sub>" if r.seq is not None else ""
+    at = ([f"call {r.call}"] if r.call is not None else []) + ([f"seq {r.seq}"] if r.seq is not None else [])
+    seq = f" <sub>{' · '.join(at)}</sub>" if at else ""
     return f"`{md_cell(r.name)}` {md_cell(r.label)}{seq}"
 
 
@@ -343,6 +344,9 @@ def _html_first(cmp: Comparison) -> str:
         return ""
     link = '<a href="#first-divergence">in the aligned conversation</a>' if d.row is not None else ""
     where = " · ".join(_html_ref_link(r, r.where()) for r in (d.a, d.b) if r is not None)
+    calls = " · ".join(f'<a href="#{_e(r.call_anchor())}">{r.side}\'s call {r.call} in its thread</a>'
+                       for r in (d.a, d.b) if r is not None and r.call is not None)
+    where += f" ({calls})" if calls else ""
     out = [f'<div class="divergence" id="compare-first"><h3>{FIRST} First divergence</h3>',
            f"<p>{_e(d.where)}{', ' + where if where else ''} {link}</p><p><strong>{_e(d.what)}</strong></p>"]
     if d.fields:
@@ -384,6 +388,9 @@ def _html_cell(r: Ref | None) -> str:
     if r is None:
         return ""
     seq = f' <a class="muted" href="#{_e(r.anchor())}">seq {r.seq}</a>' if r.seq is not None else ""
+    call = r.call_anchor()
+    if call is not None:
+        seq = f' <a class="muted" href="#{_e(call)}">call {r.call}</a>' + seq
     return f"<code>{_e(r.name)}</code> {_e(r.label)}{seq}"
 
 
