@@ -176,3 +176,15 @@ def test_call_index_names_the_call_an_item_belongs_to():
     idx = CallIndex([T()])
     assert [idx.of("ws-1", s) for s in (9, 10, 29, 30, 99)] == [None, 1, 1, 2, 2]
     assert idx.of("http-2", 7) == 3 and idx.of("stdout", 7) is None and idx.of("ws-1", None) is None
+
+
+def test_a_capture_from_standard_input_is_called_dash():
+    from conftest import run_wirecap
+
+    r = run_wirecap("report", "-f", "json", "-", TOOL, input=Path(HELLO).read_bytes())
+    assert r.returncode == 0, r.stderr
+    cmp = json.loads(r.stdout)["compare"]
+    assert cmp["a"] == "-" and cmp["b"] == TOOL and cmp["first_divergence"]["paths"] == ["turn[0].prompt"]
+    r = run_wirecap("report", "-f", "term", "--width", "100", "-", TOOL, input=Path(HELLO).read_bytes())
+    out = r.stdout.decode()
+    assert "A  -\n" in out and "--- A -\n" in out and "/tmp" not in out.split("== A vs B ==")[1]
