@@ -188,3 +188,17 @@ def test_a_capture_from_standard_input_is_called_dash():
     r = run_wirecap("report", "-f", "term", "--width", "100", "-", TOOL, input=Path(HELLO).read_bytes())
     out = r.stdout.decode()
     assert "A  -\n" in out and "--- A -\n" in out and "/tmp" not in out.split("== A vs B ==")[1]
+
+
+def test_captures_with_nothing_in_common_still_have_their_numbers_side_by_side():
+    rep = build_report([str(CAPS / "codebuff-cli-1.0.115-ws.jsonl"), str(CAPS / "codebuff-sdk-0.10.7-http.jsonl")])
+    cmp = rep.compare
+    assert rep.diff is None and "different dialects" in rep.diff_note
+    assert cmp is not None and cmp.failed == rep.diff_note and not cmp.pairs and cmp.first is None
+    assert {r.metric: (r.a, r.b) for r in cmp.stats}["sessions"] == (1, 8)
+    term = render_term(rep, width=100).split("== A vs B ==")[1]
+    assert "not compared item by item" in term and "-- statistics side by side --" in term
+    assert "-- aligned conversations --" not in term
+    md = render_markdown(rep)
+    assert "### Statistics side by side" in md and "### Aligned conversations" not in md
+    assert json.loads(render_json(rep))["compare"]["failed"].startswith("diff failed")

@@ -23,7 +23,7 @@ from typing import Any
 from wirecap.analysis import notes as notes_mod
 from wirecap.analysis.diff import diff_captures
 from wirecap.analysis.pipeline import Isolated, decode_pass, drain
-from wirecap.analysis.report.compare import Comparison, build_comparison
+from wirecap.analysis.report.compare import Comparison, build_comparison, stats_only
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
@@ -398,4 +398,5 @@ def build_report(
                                                     (caps[0].threads, caps[1].threads))
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
             report.diff_note = f"diff failed: {_failure(e)}"
+            report.compare = stats_only(paths[0], paths[1], (caps[0].sessions, caps[1].sessions), report.diff_note)
     return report

@@ -221,6 +221,7 @@ class Comparison:
     not_shown: int = 0  # differences the diff counted but did not detail (its SHOWN_MAX)
     timing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    failed: str = ""  # why A and B could not be compared item by item (then only their numbers are)
 
     def rename(self, path: str, name: str) -> None:
         """Call the capture read from `path` by `name` (standard input is `-`, not its temporary copy)."""
@@ -236,7 +237,7 @@ class Comparison:
             "pairs": [p.to_json() for p in self.pairs], "rows_omitted": self.rows_omitted,
             "stats": [s.to_json() for s in self.stats], "stats_note": self.stats_note or None,
             "unified_cut": self.unified_cut, "not_shown": self.not_shown, "timing": self.timing,
-            "warnings": self.warnings,
+            "warnings": self.warnings, **({"failed": self.failed} if self.failed else {}),
         }
 
 
@@ -428,18 +429,32 @@ def build_comparison(res: DiffResult, sessions_a: list[dict[str, Any]] | None,
     cmp.pairs = [b.pair(p) for p in res.pairs]
     cmp.rows_omitted = b.rows_omitted
     cmp.first = first_divergence(res, b, cmp.pairs)
-    if sessions_a is None or sessions_b is None:
-        cmp.stats_note = "no statistics side by side: the statistics of " + (
-            "A" if sessions_a is None else "B") + " failed"
-    else:
-        cmp.stats = [StatRow(r["metric"], r["a"], r["b"], r["delta"], r["ratio"], r["differs"], r["timing"])
-                     for r in stats_rows(sessions_a, sessions_b)]
+    _add_stats(cmp, sessions_a, sessions_b)
     unified = text(render_unified(res, color=False))
     if len(unified) > MAX_UNIFIED:
         cmp.unified_cut = len(unified) - MAX_UNIFIED
         unified = unified[:MAX_UNIFIED]
     cmp.unified = unified
     return cmp
+
+
+def stats_only(a: str, b: str, sessions: tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None],
+               failed: str) -> Comparison:
+    """A and B when their items cannot be compared (`failed` says why: two dialects with nothing in
+    common, a decoder bug): their numbers side by side still can."""
+    cmp = Comparison(a, b, False, failed, {}, [], failed=failed)
+    _add_stats(cmp, *sessions)
+    return cmp
+
+
+def _add_stats(cmp: Comparison, sessions_a: list[dict[str, Any]] | None,
+               sessions_b: list[dict[str, Any]] | None) -> None:
+    if sessions_a is None or sessions_b is None:
+        cmp.stats_note = "no statistics side by side: the statistics of " + (
+            "A" if sessions_a is None else "B") + " failed"
+        return
+    cmp.stats = [StatRow(r["metric"], r["a"], r["b"], r["delta"], r["ratio"], r["differs"], r["timing"])
+                 for r in stats_rows(sessions_a, sessions_b)]
 
 
 # --- the first divergence --------------------------------------------------------------------------------

@@ -66,6 +66,8 @@ def shown_stats(cmp: Comparison) -> list[StatRow]:
 
 
 def verdict(cmp: Comparison) -> str:
+    if cmp.failed:
+        return f"A and B are not compared item by item ({cmp.failed}); their numbers are, below"
     return ("A and B are equal" if cmp.equal else "A and B differ") + f": {cmp.summary}"
 
 
@@ -101,6 +103,8 @@ def term_lines(cmp: Comparison, width: int) -> list[str]:
     if cmp.first is not None:
         out += ["", f"-- first divergence ({FIRST}) --", divergence_where(cmp.first), cmp.first.what]
     out += ["", "-- statistics side by side --", *_term_stats(cmp, width)]
+    if cmp.failed:
+        return out
     out += ["", "-- aligned conversations --"]
     for p in cmp.pairs:
         out += _term_pair(p, width)
@@ -247,6 +251,8 @@ def _md_stats(cmp: Comparison) -> list[str]:
 
 
 def _md_aligned(cmp: Comparison) -> list[str]:
+    if cmp.failed:
+        return []
     out = ["### Aligned conversations", "", f"`~` changed, `-` only in A, `+` only in B, {FIRST} the first divergence", ""]
     for p in cmp.pairs:
         out += [f"#### {md_cell(p.title)}", ""]
@@ -328,6 +334,8 @@ def html_section(cmp: Comparison | None, note: str = "") -> str:
     parts += [f'<p class="warn">⏱ {_e(t)}</p>' for t in cmp.timing]
     parts.append(_html_first(cmp))
     parts.append(_html_stats(cmp))
+    if cmp.failed:
+        return "".join(parts) + "</section>"
     parts.append('<h3 id="compare-aligned">Aligned conversations</h3>')
     parts += [_html_pair(p, k) for k, p in enumerate(cmp.pairs)]
     if cmp.rows_omitted:
