@@ -96,6 +96,8 @@ def test_every_format_says_a_and_b_and_marks_the_first_divergence(hello_vs_tool)
     md = render_markdown(rep)
     assert md.index("## ▶ First divergence") < md.index("## A: `claude-code-2.1.197-hello.jsonl`")
     assert "| **A** |" in md and "`turn[0].prompt`" in md and "**▶** `~`" in md and "```diff" in md
+    assert "&lt;system-reminder>" in md and "| `turn[0]` &lt;system-reminder>" in md  # shown, not taken for HTML
+    assert "`session[0]` _(the same)_" in md  # an equal row says its content once
     html = render_html_string(rep)
     assert html.index('id="compare"') < html.index('id="c0"')  # the comparison comes first
     assert 'id="first-divergence"' in html and 'href="#c1-seq-9"' in html and 'href="#seq-9"' in html

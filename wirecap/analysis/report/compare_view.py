@@ -172,9 +172,14 @@ def _term_row(row: Row, col: int, width: int) -> list[str]:
 # --- markdown ----------------------------------------------------------------------------------------
 
 
-def md_cell(v: Any) -> str:
-    s = str(v).replace("\r", "").replace("\n", " ").replace("|", "\\|")
-    return s if len(s) <= 300 else s[:299] + "…"
+def md_cell(v: Any, *, code: bool = False) -> str:
+    """Text in a table cell: one line, `|` escaped, at most 300 characters; outside code `<` and `&` as
+    entities (a prompt's `<system-reminder>` must show, not be taken for HTML)."""
+    s = str(v).replace("\r", "").replace("\n", " ")
+    s = s if len(s) <= 300 else s[:299] + "…"
+    if not code:
+        s = s.replace("&", "&amp;").replace("<", "&lt;")
+    return s.replace("|", "\\|")
 
 
 def md_code(s: str) -> str:
@@ -189,7 +194,7 @@ def markdown_parts(cmp: Comparison) -> dict[str, list[str]]:
     """The comparison's parts as Markdown lines: `head` (the files and the verdict), `first` (the first
     divergence with its field differences), `stats`, `aligned` (every pair's aligned rows) and
     `unified` (the unified diff, folded). Each is self-contained: a budget may drop any after `head`."""
-    head = ["| | file |", "|---|---|", f"| **A** | `{md_cell(cmp.a_path)}` |", f"| **B** | `{md_cell(cmp.b_path)}` |",
+    head = ["| | file |", "|---|---|", f"| **A** | `{md_cell(cmp.a_path, code=True)}` |", f"| **B** | `{md_cell(cmp.b_path, code=True)}` |",
             "", f"**{verdict(cmp)}**", ""]
     head += [f"- ⚠ {w}" for w in cmp.warnings] + [f"- ⏱ {t}" for t in cmp.timing]
     return {"head": head, "first": _md_first(cmp), "stats": _md_stats(cmp), "aligned": _md_aligned(cmp),
@@ -205,7 +210,7 @@ def _md_first(cmp: Comparison) -> list[str]:
         out += ["| path | A | B |", "|---|---|---|"]
         for f in d.fields:
             a, b = value_texts(f, 240)
-            out.append(f"| `{md_cell(f.path)}` | {_md_value(f, a, f.in_a)} | {_md_value(f, b, f.in_b)} |")
+            out.append(f"| `{md_cell(f.path, code=True)}` | {_md_value(f, a, f.in_a)} | {_md_value(f, b, f.in_b)} |")
         out.append("")
     return out
 
@@ -233,7 +238,7 @@ def value_texts(f: FieldDiff, width: int) -> tuple[str, str]:
 def _md_value(f: FieldDiff, text: str, has: bool) -> str:
     if not has:
         return "_(missing)_"
-    return md_code(md_cell(text))
+    return md_code(md_cell(text, code=True))
 
 
 def _md_stats(cmp: Comparison) -> list[str]:
@@ -266,12 +271,12 @@ def _md_aligned(cmp: Comparison) -> list[str]:
     return out
 
 
-def _md_ref(r: Ref | None) -> str:
+def _md_ref(r: Ref | None, *, same: bool = False) -> str:
     if r is None:
         return ""
     at = ([f"call {r.call}"] if r.call is not None else []) + ([f"seq {r.seq}"] if r.seq is not None else [])
     seq = f" <sub>{' · '.join(at)}</sub>" if at else ""
-    return f"`{md_cell(r.name)}` {md_cell(r.label)}{seq}"
+    return f"`{md_cell(r.name, code=True)}` " + ("_(the same)_" if same else md_cell(r.label)) + seq
 
 
 def _md_row(row: Row) -> str:
@@ -282,7 +287,10 @@ def _md_row(row: Row) -> str:
     if row.fields_omitted:
         diffs += f"<br>… {row.fields_omitted} more"
     diffs = diffs or md_cell(row_more(row))
-    return f"| {mark}`{OP_MARKS[row.op]}` | {_md_ref(row.a)} | {_md_ref(row.b)} | {diffs} |"
+    b = _md_ref(row.b)
+    if row.op == "equal" and row.a is not None and row.b is not None and row.a.label == row.b.label:
+        b = _md_ref(row.b, same=True)  # (said once: the budget goes to what differs)
+    return f"| {mark}`{OP_MARKS[row.op]}` | {_md_ref(row.a)} | {b} | {diffs} |"
 
 
 def _md_unified(cmp: Comparison) -> list[str]:
