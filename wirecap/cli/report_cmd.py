@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import click
 
 from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
 from wirecap.analysis.report.model import Report
+from wirecap.capture.reader import CaptureReader
 from wirecap.capture.redact import Redactor
 from wirecap.cli.common import (
     check_dialect,
@@ -19,6 +23,7 @@ from wirecap.cli.common import (
     refuse_output_over_input,
     replacing_file,
 )
+from wirecap.cli.progress import Progress
 from wirecap.errors import WirecapError
 
 FORMATS = ("term", "md", "html", "json")
@@ -68,11 +73,46 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     redactor = make_redactor(False, redact_keys, redact_patterns)
     if fmt == "html" and output is None and captures[0] == "-":
         raise WirecapError("--format html from standard input needs -o FILE")
-    with readable_twice(list(captures)) as paths:  # the report reads each capture more than once
+    with readable_twice(list(captures)) as paths, Progress("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
-        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"))
+        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"),
+                           watch=_reading(progress, dict(zip(paths, captures, strict=True))))
         _name_inputs_as_given(rep, paths, list(captures))
+        if fmt == "html":
+            progress.stage("writing the html report", total=sum(c.records for c in rep.captures), unit="records")
+            _count_records(rep, progress)
+        else:
+            progress.stage(f"writing the {fmt} report")
         _render(rep, captures, fmt, output, width, redactor, max_chars)
+
+
+def _reading(progress: Progress, names: dict[str, str]) -> Callable[[CaptureReader], Iterable[dict[str, Any]]]:
+    """What `build_report` reads each capture through: its records, counted for the progress line (bytes
+    of a plain file, of which its size is the total; records of a compressed one or of standard input)."""
+    def watch(reader: CaptureReader) -> Iterator[dict[str, Any]]:
+        name = names.get(reader.path, reader.path)
+        plain = not reader.path.endswith((".gz", ".zst")) and os.path.isfile(reader.path)
+        if not progress.enabled:
+            yield from reader
+        elif plain:
+            progress.stage(f"reading {name}", total=os.path.getsize(reader.path), unit="bytes")
+            for rec in reader:
+                progress.done += len(reader.line)
+                yield rec
+        else:
+            progress.stage(f"reading {name}", unit="records")
+            yield from progress.iterate(reader)
+    return watch
+
+
+def _count_records(rep: Report, progress: Progress) -> None:
+    """The HTML page streams each capture's records into itself: count them for the progress line."""
+    if not progress.enabled:
+        return
+    for cap in rep.captures:
+        if cap.iter_records is not None:
+            each = cap.iter_records
+            cap.iter_records = lambda each=each: progress.iterate(each())  # (the default binds this capture's)
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:

@@ -236,6 +236,8 @@ def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[lis
     sessions, report.sessions_note = analysis.sessions()
     if sessions is not None:
         report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
+    if analysis.pass_error is None and analysis.rules.error is None:
+        report.calls = analysis.rules.sink.transport.calls()
     transport = analysis.transport()
     if transport is not None:
         report.transport = redactor.value(transport) if not report.pre_redacted else transport
@@ -323,10 +325,12 @@ def build_capture_report(
     dialect: str | None = None,
     with_analysis: bool = True,
     relevant: bool = True,
+    watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
 ) -> CaptureReport:
     """Everything a report says about one capture (streams the capture; holds only summaries).
     `relevant=False` skips the read of the raw records findings and notes point at (`relevant`:
-    what markdown and json show; term and html do not)."""
+    what markdown and json show; term and html do not). `watch` (the CLI's progress) is given the
+    reader and yields its records on to the pass."""
     if path != "-" and not os.path.exists(path):
         raise WirecapError(f"{path}: no such file")
     redactor = redactor if redactor is not None else Redactor()
@@ -334,7 +338,8 @@ def build_capture_report(
     with CaptureReader(path) as reader:
         report = CaptureReport(path=path, header=reader.header)
         analysis = ReportPass(path, reader.header_line, dialect=dialect) if with_analysis else None
-        summarize_and_analyze(report, reader, dialect=dialect, analysis=analysis)
+        records = watch(reader) if watch is not None else reader
+        summarize_and_analyze(report, records, dialect=dialect, analysis=analysis)
         report.reader_problems = list(reader.problems)
         report.interrupted = reader.interrupted
         last_seq = reader.last_seq
@@ -383,14 +388,15 @@ def build_report(
     dialect: str | None = None,
     with_analysis: bool = True,
     relevant: bool = True,
+    watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
 ) -> Report:
-    """A report on one capture, or on two with the diff between them (`relevant`: as in
+    """A report on one capture, or on two with the diff between them (`relevant`, `watch`: as in
     `build_capture_report`)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
-    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis, relevant=relevant)
-            for p in paths]
+    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis, relevant=relevant,
+                                 watch=watch) for p in paths]
     report = Report(captures=caps)
     if len(paths) == 2:
         try:

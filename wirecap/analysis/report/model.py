@@ -171,6 +171,8 @@ class CaptureReport:
     relevant: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> redacted record
     warnings: list[str] = field(default_factory=list)
     pre_redacted: bool = False  # the capture was redacted at write time by (at least) the rules in force
+    # Every LLM call on the wire (`analysis.transport.Call`, in start order), for the pictures (html).
+    calls: list[Any] = field(default_factory=list, repr=False)
     # A way to stream the (redacted) records again, for renderers that show every message (html).
     iter_records: Callable[[], Iterator[dict[str, Any]]] | None = field(default=None, repr=False)
 

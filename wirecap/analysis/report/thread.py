@@ -25,9 +25,11 @@ times and tokens are kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from wirecap.analysis.transport import NETWORK, Call, CallTracker
 from wirecap.dialects import DIALECTS, Decoding, Unit
@@ -258,6 +260,36 @@ def _message_key(m: rv.ViewMessage) -> int:
     return hash((m.role, tuple((p.kind, p.text, p.name, p.call_id, p.is_error) for p in m.parts)))
 
 
+TAIL = 3  # the newest messages of a call whose read form is kept (a client may re-mark them next call)
+
+
+def _raw_key(m: Any) -> int:
+    try:
+        return hash(orjson.dumps(m))
+    except TypeError:
+        return hash(repr(m))
+
+
+def _keys(view: rv.RequestView) -> list[int]:
+    """A hash per message: of its raw JSON when the view reads messages on demand (then only the new ones
+    are ever read), else of what the model reads of it."""
+    msgs = view.messages
+    if isinstance(msgs, rv.LazyMessages):
+        return [_raw_key(m) for m in msgs.raw]
+    return [_message_key(m) for m in msgs]
+
+
+def _repeats(lin: _Lineage, keys: list[int], view: rv.RequestView) -> int:
+    """How many of a request's first messages repeat the conversation's latest call. A message that
+    differs in its raw form only (Anthropic's `cache_control` moves to the newest message each call) is
+    compared by what the model reads of it."""
+    n = _common_prefix(lin.keys, keys)
+    end = min(len(lin.keys), len(keys))
+    while n < end and n in lin.tail and lin.tail[n] == _message_key(view.messages[n]):
+        n += 1 + _common_prefix(lin.keys[n + 1:], keys[n + 1:])
+    return n
+
+
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -276,6 +308,7 @@ class _Lineage:
     tools_key: int | None = None
     last_request: _Request | None = None
     root_prompt: int | None = None  # hash of its first call's last user text (a subagent's prompt)
+    tail: dict[int, int] = field(default_factory=dict)  # position -> what the model read of its last messages
 
 
 @dataclass
@@ -308,7 +341,7 @@ def _tool_shown(t: rv.ToolDef) -> ToolDefShown:
     return ToolDefShown(t.name, desc, schema, dsize + ssize)
 
 
-def _last_user_text(messages: list[rv.ViewMessage]) -> int | None:
+def _last_user_text(messages: Sequence[rv.ViewMessage]) -> int | None:
     for m in reversed(messages):
         if m.role == "user":
             texts = [p.text for p in m.parts if p.kind == rv.TEXT]
@@ -404,7 +437,7 @@ class ThreadSink:
         seq_v, t_v = rec.get("seq"), rec.get("t")
         seq = seq_v if isinstance(seq_v, int) else 0
         t = t_v if isinstance(t_v, (int, float)) else 0.0
-        keys = [_message_key(m) for m in view.messages]
+        keys = _keys(view)
         lin, earlier = self._lineage(unit.key, view, keys)
         req = _Request(unit.key, str(rec.get("ch")), seq, float(t), str(unit.dialect), lin.id, view.model,
                        messages_total=earlier + len(view.messages) if view.continues else len(view.messages),
@@ -415,7 +448,10 @@ class ThreadSink:
             self._keep(req, view, lin, keys, seq)
         else:
             lin.system_key, lin.tools_key = self._system_key(view), self._tools_key(view)
+        base = len(lin.keys) if view.continues else 0
         lin.keys = lin.keys + keys if view.continues else keys
+        n = len(view.messages)  # what the model reads of the newest messages (see _repeats)
+        lin.tail = {base + i: _message_key(view.messages[i]) for i in range(max(0, n - TAIL), n)}
         lin.last_request = req
         self._by_unit_last[unit.key] = lin
         self.requests[(unit.key, seq)] = req
@@ -470,7 +506,7 @@ class ThreadSink:
             return lin, len(lin.keys)
         best, common = None, 0
         for lin in self.lineages:
-            n = _common_prefix(lin.keys, keys)
+            n = _repeats(lin, keys, view)
             if n > common or (n == common and n and best is not None and lin.id > best.id):
                 best, common = lin, n
         if best is not None and common:
