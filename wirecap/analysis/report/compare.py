@@ -22,6 +22,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from wirecap.analysis.diff.items import Item, ItemStream
@@ -303,18 +304,20 @@ class _Builder:
                                  self.text(describe_change(old, new))))
         return out, max(0, len(c.fields) - MAX_FIELDS)
 
-    def change_row(self, c: Change) -> Row:
+    def change_row(self, c: Change, moved_to: str | None = None) -> Row:
         a = self.ref("A", c.a) if c.a is not None else None
         b = self.ref("B", c.b) if c.b is not None else None
         fields, omitted = self.fields(c) if c.op == "changed" else ([], 0)
-        return Row(c.op, a, b, fields, omitted)
+        return Row(c.op, a, b, fields, omitted, moved=moved_to)
 
-    def add(self, rows: list[Row], row: Row) -> None:
+    def add(self, rows: list[Row], make: Callable[[], Row]) -> None:
+        """The row `make` makes, while there is room (past MAX_ROWS it is counted, not made: describing
+        an item and its field differences is what costs)."""
         if self.rows_left <= 0:
             self.rows_omitted += 1
             return
         self.rows_left -= 1
-        rows.append(row)
+        rows.append(make())
 
     def pair(self, p: PairDiff) -> PairView:
         view = PairView(p.a.key if p.a else None, p.b.key if p.b else None, p.dialect,
@@ -328,9 +331,7 @@ class _Builder:
         n = len(p.script)
         for k, entry in enumerate(p.script):
             if isinstance(entry, Change):
-                row = self.change_row(entry)
-                row.moved = moves.get(id(entry))
-                self.add(view.rows, row)
+                self.add(view.rows, partial(self.change_row, entry, moves.get(id(entry))))
             else:
                 self._equal(view.rows, p.a, p.b, entry, before=k > 0, after=k + 1 < n)
         return view
@@ -341,10 +342,13 @@ class _Builder:
         side, op = ("B", "added") if view.a_key is None else ("A", "removed")
         shown = stream.items[: 2 * self.context]
         for it in shown:
-            r = self.ref(side, it)
-            self.add(view.rows, Row(op, r if side == "A" else None, r if side == "B" else None))
+            self.add(view.rows, partial(self._lone_row, op, side, it))
         if len(stream.items) > len(shown):
-            self.add(view.rows, Row("more", skipped=len(stream.items) - len(shown)))
+            self.add(view.rows, lambda: Row("more", skipped=len(stream.items) - len(shown)))
+
+    def _lone_row(self, op: str, side: str, it: Item) -> Row:
+        r = self.ref(side, it)
+        return Row(op, r if side == "A" else None, r if side == "B" else None)
 
     def _equal(self, rows: list[Row], a: ItemStream, b: ItemStream, span: tuple[Any, ...], *, before: bool,
                after: bool) -> None:
@@ -358,12 +362,12 @@ class _Builder:
             head = range(i1, min(i2, i1 + ctx)) if before else range(i1, i1)
             tail = range(max(i1 + len(head), i2 - ctx), i2) if after else range(i2, i2)
         for i in head:
-            self.add(rows, self._equal_row(a, b, i, j1 + i - i1))
+            self.add(rows, partial(self._equal_row, a, b, i, j1 + i - i1))
         skipped = i2 - i1 - len(head) - len(tail)
         if skipped > 0:
-            self.add(rows, Row("gap", skipped=skipped))
+            self.add(rows, lambda: Row("gap", skipped=skipped))
         for i in tail:
-            self.add(rows, self._equal_row(a, b, i, j1 + i - i1))
+            self.add(rows, partial(self._equal_row, a, b, i, j1 + i - i1))
 
     def _equal_row(self, a: ItemStream, b: ItemStream, i: int, j: int) -> Row:
         return Row("equal", self.ref("A", a.items[i]), self.ref("B", b.items[j]))
