@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from wirecap.analysis.diff.alignment import item_field_diffs
 from wirecap.analysis.diff.items import Item, ItemStream
 from wirecap.analysis.diff.render import describe_change, render_unified
 from wirecap.analysis.diff.result import Change, DiffResult, PairDiff
@@ -503,7 +504,7 @@ def first_divergence(res: DiffResult, b: _Builder, pairs: list[PairView]) -> Div
         div = _lone_divergence(k, view, what, pairs, b)
         row_of: Callable[[Row], bool] = lambda r: r.op not in ("gap", "more")  # noqa: E731 - the lone channel's first row
     else:
-        div = _change_divergence(k, view, what, b)
+        div = _change_divergence(k, view, what, b, res.pairs[k].script)
         row_of = lambda r: r.op == what.op and _same_item(r, what)  # noqa: E731
     for i, r in enumerate(view.rows):
         if row_of(r):
@@ -532,7 +533,7 @@ def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView
                       ref if side == "B" else None)
 
 
-def _change_divergence(k: int, view: PairView, c: Change, b: _Builder) -> Divergence:
+def _change_divergence(k: int, view: PairView, c: Change, b: _Builder, script: list[Any]) -> Divergence:
     a = b.ref("A", c.a) if c.a is not None else None
     bb = b.ref("B", c.b) if c.b is not None else None
     fields: list[FieldDiff] = []
@@ -540,13 +541,40 @@ def _change_divergence(k: int, view: PairView, c: Change, b: _Builder) -> Diverg
         fields = b.fields(c)[0]
         assert a is not None and bb is not None
         other = f" (B: {bb.name})" if bb.name != a.name else ""
-        what = f"{a.name}{other} differs: " + "; ".join(f"{f.path}: {f.text}" for f in fields[:3])
-        if len(fields) > 3:
-            what += f"; and {len(fields) - 3} more field(s)"
-    elif c.op == "added":
-        assert bb is not None
-        what = f"only in B: {bb.name} {bb.label}".rstrip()
+        what = f"{a.name}{other} differs: " + _field_texts(fields)
     else:
-        assert a is not None
-        what = f"only in A: {a.name} {a.label}".rstrip()
+        mine = bb if c.op == "added" else a
+        assert mine is not None
+        what = f"only in {mine.side}: {mine.name} {mine.label}".rstrip()
+        twin = _instead(c, script)
+        if twin is not None:
+            other = "A" if mine.side == "B" else "B"
+            it = twin.a if other == "A" else twin.b
+            assert it is not None
+            x, y = twin.a or c.a, twin.b or c.b
+            if it.kind == mine.kind and x is not None and y is not None:  # the same kind, near it: compared
+                fields = b.fields(Change("changed", it.kind, x, y, item_field_diffs(x, y)))[0]
+                what += f"; {other}'s {it.name}, near it, differs: " + _field_texts(fields)
+            else:
+                what += f"; {other} has {it.name} {b.text(it.describe())} there".rstrip()
     return Divergence(k, None, c.op, what, view.title, a, bb, [f.path for f in fields], fields)
+
+
+def _field_texts(fields: list[FieldDiff]) -> str:
+    text = "; ".join(f"{f.path}: {f.text}" for f in fields[:3])
+    return text + (f"; and {len(fields) - 3} more field(s)" if len(fields) > 3 else "")
+
+
+def _instead(c: Change, script: list[Any]) -> Change | None:
+    """What the other side says at the same place, when it says something else there: the nearest item
+    only it has (not a consequence) in the same run of differences."""
+    at = next(i for i, e in enumerate(script) if e is c)
+    op = "removed" if c.op == "added" else "added"
+    for dist in range(1, len(script)):
+        near = [script[i] for i in (at - dist, at + dist) if 0 <= i < len(script)]
+        for e in near:
+            if isinstance(e, Change) and e.op == op and e.kind not in CONSEQUENCES:
+                return e
+        if not any(isinstance(e, Change) for e in near):
+            return None  # (the run of differences ends on both sides)
+    return None
