@@ -209,3 +209,10 @@ def test_captures_with_nothing_in_common_still_have_their_numbers_side_by_side()
     md = render_markdown(rep)
     assert "### Statistics side by side" in md and "### Aligned conversations" not in md
     assert json.loads(render_json(rep))["compare"]["failed"].startswith("diff failed")
+
+
+def test_the_readers_complaints_are_capped():
+    res = _result([], [], [])
+    res.warnings = [f"a.jsonl:{i}: not JSON; skipped" for i in range(1, 101)]
+    cmp = build_comparison(res, [], [])
+    assert len(cmp.warnings) == 21 and cmp.warnings[-1].startswith("… 80 more")

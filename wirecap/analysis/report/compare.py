@@ -38,6 +38,7 @@ MAX_ROWS = 600  # rows of the aligned conversations (all pairs); past it, counte
 MAX_FIELDS = 40  # field differences listed per changed item
 MAX_UNIFIED = 200_000  # characters of the unified diff kept
 MAX_VALUE = 2000  # characters of one field value kept (as text)
+MAX_WARNINGS = 20  # the readers' complaints listed (a damaged capture may have one per line)
 # Items that follow from what was said (a changed prompt changes the token counts and the turn's end)
 # or tell how the run went rather than what was said (an agent's status lines): a first divergence
 # among them is only named when nothing that was said differs. (stderr lines count with them.)
@@ -253,6 +254,12 @@ def _same(v: Any) -> Any:
     return v
 
 
+def _capped(lines: list[str], total: int) -> list[str]:
+    if total <= MAX_WARNINGS:
+        return lines
+    return [*lines[:MAX_WARNINGS], f"… {total - MAX_WARNINGS} more (`wirecap diff A B` lists them all)"]
+
+
 def _cut_values(old: Any, new: Any) -> tuple[Any, Any]:
     """Two values of a field as the model keeps them: themselves, or long strings cut to MAX_VALUE
     characters around their first difference (saying how much was left out before and after)."""
@@ -430,7 +437,7 @@ def build_comparison(res: DiffResult, sessions_a: list[dict[str, Any]] | None,
     b = _Builder(res, context, max_rows, text, value, (CallIndex(threads[0]), CallIndex(threads[1])))
     cmp = Comparison(res.a, res.b, res.equal, res.summary_line(), res.counts(), list(res.summary_rows()),
                      not_shown=res.not_shown, timing=[f.describe() for f in res.timing],
-                     warnings=[text(w) for w in res.warnings])
+                     warnings=_capped([text(w) for w in res.warnings[:MAX_WARNINGS + 1]], len(res.warnings)))
     cmp.pairs = [b.pair(p) for p in res.pairs]
     cmp.rows_omitted = b.rows_omitted
     cmp.first = first_divergence(res, b, cmp.pairs)
