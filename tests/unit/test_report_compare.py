@@ -216,3 +216,10 @@ def test_the_readers_complaints_are_capped():
     res.warnings = [f"a.jsonl:{i}: not JSON; skipped" for i in range(1, 101)]
     cmp = build_comparison(res, [], [])
     assert len(cmp.warnings) == 21 and cmp.warnings[-1].startswith("… 80 more")
+
+
+def test_the_full_diff_json_is_made_only_for_the_json_format():
+    rep = build_report([HELLO, TOOL], diff_json=False)
+    assert rep.diff is not None and rep.diff["json"] is None and rep.compare.first is not None
+    assert "▶ First divergence" in render_markdown(rep) and 'id="first-divergence"' in render_html_string(rep)
+    assert json.loads(render_json(build_report([HELLO, TOOL])))["diff"]["json"]["summary"].startswith("13 differences")
