@@ -73,7 +73,7 @@ def test_stats_side_by_side_with_ratios(hello_vs_tool):
 def test_the_other_shipped_pairs_point_where_a_person_would():
     over = build_report([HELLO, OVERLOADED]).compare
     assert over.first.op == "added" and over.first.b.kind == "error" and "overloaded" in over.first.what
-    assert "; A has message[0] Hello! This is a reply" in over.first.what  # what A said there instead
+    assert "; A has message[0] there: Hello! This is a reply" in over.first.what  # what A said there instead
     cb = build_report([str(CAPS / "codebuff-cli-1.0.115-ws.jsonl"), str(CAPS / "codebuff-sdk-0.3.13-ws-tool.jsonl")])
     first = cb.compare.first  # B's turn comes first; A's, near it, is compared with it field by field
     assert first.op == "added" and first.b.name == "turn[0]" and "A's turn[0], near it, differs" in first.what

@@ -563,7 +563,7 @@ def _change_divergence(k: int, view: PairView, c: Change, b: _Builder, script: l
                 fields = b.fields(Change("changed", it.kind, x, y, item_field_diffs(x, y)))[0]
                 what += f"; {other}'s {it.name}, near it, differs: " + _field_texts(fields)
             else:
-                what += f"; {other} has {it.name} {b.text(it.describe())} there".rstrip()
+                what += f"; {other} has {it.name} there: {b.text(it.describe())}".rstrip(" :")
     return Divergence(k, None, c.op, what, view.title, a, bb, [f.path for f in fields], fields)
 
 
