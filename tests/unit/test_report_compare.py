@@ -118,9 +118,13 @@ def test_every_format_says_a_and_b_and_marks_the_first_divergence(hello_vs_tool)
 
 
 def test_term_fits_80_columns(hello_vs_tool):
-    lines = compare_view.term_lines(hello_vs_tool.compare, 80)
+    head = compare_view.term_head(hello_vs_tool.compare, 80)
+    lines = compare_view.term_body(hello_vs_tool.compare, 80)
     aligned = lines[lines.index("-- aligned conversations --"):lines.index("-- unified diff --")]
-    assert not [ln for ln in aligned if len(ln) > 80]
+    assert not [ln for ln in head + aligned if len(ln) > 80]  # (the file names excepted: none is that long)
+    assert "    B: … </system-reminder>   run echo hi" in head  # the first divergence's values, where they differ
+    term = render_term(hello_vs_tool, width=80)
+    assert term.index("-- first divergence (▶) --") < term.index("== A: ") < term.index("== A vs B, side by side ==")
 
 
 def test_rows_are_bounded(hello_vs_tool):
