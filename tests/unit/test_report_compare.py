@@ -227,3 +227,27 @@ def test_the_full_diff_json_is_made_only_for_the_json_format():
     assert rep.diff is not None and rep.diff["json"] is None and rep.compare.first is not None
     assert "▶ First divergence" in render_markdown(rep) and 'id="first-divergence"' in render_html_string(rep)
     assert json.loads(render_json(build_report([HELLO, TOOL])))["diff"]["json"]["summary"].startswith("13 differences")
+
+
+def test_a_long_run_and_its_edited_copy(tmp_path: Path):
+    """bench's session (1 MB) and a copy with four edits (a command changed, a message dropped, a text
+    changed, a message inserted): the first divergence is the first edit, the four are rows, and the
+    Markdown fits an issue with the first divergence in it."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from bench.attack_diff_memory import make_b
+    from bench.bench_report import write_capture
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_capture(a, 1_000_000)
+    make_b(a, b)
+    rep = build_report([str(a), str(b)])
+    cmp = rep.compare
+    assert cmp.counts == {"added": 1, "removed": 1, "changed": 2}
+    d = cmp.first
+    assert d.op == "changed" and d.paths[0].endswith(".input.command") and d.fields[0].b == d.fields[0].a + " -v"
+    shown = [r.op for p in cmp.pairs for r in p.rows if r.op not in ("equal", "gap")]
+    assert sorted(shown) == ["added", "changed", "changed", "removed"]
+    md = render_markdown(rep)
+    assert len(md) <= 65_536 and "## ▶ First divergence" in md and '"make test-' in md
