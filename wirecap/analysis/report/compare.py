@@ -283,7 +283,8 @@ def _cut_one(v: Any, start: int) -> Any:
 
 
 class _Builder:
-    """One comparison under way: the refs it made (each item described once), the rows left."""
+    """One comparison under way: the rows it may still make, where each side's time starts, and which
+    call of each side's thread an item belongs to."""
 
     def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact,
                  calls: tuple[CallIndex, CallIndex] | None = None) -> None:
