@@ -9,6 +9,7 @@ import orjson
 
 from wirecap.analysis.diff import LEVELS, diff_captures
 from wirecap.analysis.diff.render import render_summary, render_unified
+from wirecap.cli import console
 from wirecap.cli.common import exit_without_teardown, readable_twice
 
 
@@ -31,9 +32,11 @@ from wirecap.cli.common import exit_without_teardown, readable_twice
               help="With --timing: the slowdown that counts as a regression (50% = 1.5 times as long).")
 @click.option("--context", "context", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",
               help="Unchanged items shown around each difference.")
-@click.option("--color/--no-color", default=None, help="Color the view (default: when stdout is a terminal).")
+@console.color_option
+@console.pager_option
 def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...], chunks: bool,
-         summary: bool, as_json: bool, timing: bool, threshold: str, context: int, color: bool | None) -> None:
+         summary: bool, as_json: bool, timing: bool, threshold: str, context: int, color: str | None,
+         no_color: bool, no_pager: bool) -> None:
     """Compare two captures (or two universal-event files from `wirecap convert`).
 
     Ids, timestamps, txids, session ids, fingerprints and chunk boundaries are ignored by default, so
@@ -56,8 +59,8 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
     elif result.equal:
         click.echo(result.summary_line())
     elif summary:
-        click.echo(render_summary(result), nl=False)
+        console.emit(render_summary(result), pager=not no_pager)
     else:
-        use_color = sys.stdout.isatty() if color is None else color
-        click.echo(render_unified(result, color=use_color, context=context), nl=False, color=use_color)
+        use_color = console.color_wanted(console.when(color, no_color))
+        console.emit(render_unified(result, color=use_color, context=context), pager=not no_pager, color=use_color)
     exit_without_teardown(0 if result.equal else 1)

@@ -7,12 +7,14 @@ import orjson
 
 from wirecap.analysis.inventory import build_inventory, info_json, info_text
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli import console
 
 
 @click.command()
 @click.argument("capture", metavar="CAP")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
-def info(capture: str, as_json: bool) -> None:
+@console.pager_option
+def info(capture: str, as_json: bool, no_pager: bool) -> None:
     """Describe the capture CAP: header, channels, clean or interrupted.
 
     One row per channel: kind, endpoint (URL, command line or pipe), dialect (hinted or detected), messages
@@ -32,4 +34,4 @@ def info(capture: str, as_json: bool) -> None:
         out = info_json(capture, inv, reader.interrupted, problems)
         click.echo(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(info_text(capture, inv, reader.interrupted, problems))
+        console.emit(info_text(capture, inv, reader.interrupted, problems, console.columns()), pager=not no_pager)

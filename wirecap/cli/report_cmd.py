@@ -11,6 +11,7 @@ from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
 from wirecap.analysis.report.model import Report
 from wirecap.capture.redact import Redactor
+from wirecap.cli import console
 from wirecap.cli.common import (
     check_dialect,
     make_redactor,
@@ -43,8 +44,9 @@ def default_html_path(capture: str) -> str:
               help="Also redact JSON values under key NAME in what is shown (repeatable).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True, metavar="REGEX",
               help="Also redact substrings matching REGEX in what is shown (repeatable).")
+@console.pager_option
 def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | None, dialect: str | None, width: int | None,
-           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], no_pager: bool) -> None:
     """Report on CAP (stats, timeline, conversation, findings, notes), or on CAP and CAP2 with their diff.
 
     Secrets are redacted in everything shown, even when the capture was recorded with --no-redact.
@@ -69,7 +71,7 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
         # (the raw records findings and notes point at are shown by markdown and json only)
         rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"))
         _name_inputs_as_given(rep, paths, list(captures))
-        _render(rep, captures, fmt, output, width, redactor)
+        _render(rep, captures, fmt, output, width, redactor, pager=not no_pager)
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:
@@ -88,7 +90,7 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
 
 
 def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
-            redactor: Redactor) -> None:
+            redactor: Redactor, *, pager: bool = True) -> None:
     if fmt == "html":
         if output is None:
             output = default_html_path(captures[0])
@@ -105,7 +107,7 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
     if fmt == "term":
         from wirecap.analysis.report.term import render_term
 
-        text = render_term(rep, width=width, redactor=redactor)
+        text = render_term(rep, width=width or console.columns(), redactor=redactor)
     elif fmt == "md":
         from wirecap.analysis.report.markdown import render_markdown
 
@@ -119,5 +121,7 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
         with replacing_file(output, "w") as f:
             f.write(text)
         click.echo(output)
-    else:
+    elif fmt == "json":
         click.echo(text, nl=False)
+    else:
+        console.emit(text, pager=pager, nl=False)

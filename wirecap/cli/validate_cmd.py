@@ -7,6 +7,7 @@ import orjson
 
 from wirecap.analysis.tables import at_or_above, findings_text
 from wirecap.analysis.validate import has_errors, validate_capture
+from wirecap.cli import console
 from wirecap.cli.common import check_dialect
 from wirecap.errors import WirecapError
 
@@ -28,9 +29,12 @@ from wirecap.errors import WirecapError
               help="A message type or field its dialect does not know (rule drift) is an error, not info.")
 @click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
               help="Show findings of this severity and above.")
+@console.color_option
+@console.pager_option
 def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interval: float | None,
              heartbeat_timeout: float | None, ack_latency: float | None, tool_call_timeout: float | None,
-             gap: float | None, channels: tuple[str, ...], strict_schema: bool, min_severity: str) -> None:
+             gap: float | None, channels: tuple[str, ...], strict_schema: bool, min_severity: str,
+             color: str | None, no_color: bool, no_pager: bool) -> None:
     """Check CAP against its format and its dialects' rules (docs/validation-rules.md).
 
     The format: the header and every record against the capture's JSON Schema, seq and t order,
@@ -46,7 +50,9 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
         shown = at_or_above(found, min_severity)
         click.echo(orjson.dumps([f.to_json() for f in shown], option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(findings_text(capture, found, min_severity))
+        use_color = console.color_wanted(console.when(color, no_color))
+        console.emit(findings_text(capture, found, min_severity, width=console.columns(), color=use_color),
+                     pager=not no_pager, color=use_color)
     raise SystemExit(1 if has_errors(found) else 0)
 
 
