@@ -276,6 +276,7 @@ def _wrapped(lines: list[str], width: int | None) -> list[str]:
         return lines
     out = []
     for line in lines:
+        # a path is broken only when it is longer than a whole line (never at its hyphens)
         out += textwrap.wrap(line, max(width, 30), subsequent_indent=" " * 11, break_on_hyphens=False) or [""]
     return out
 
@@ -312,7 +313,8 @@ def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list
     if len(problems) > 20:
         tail.append(f"  ... and {len(problems) - 20} more")
     if width is not None:
-        tail = [w for line in tail for w in (textwrap.wrap(line, max(width, 30), subsequent_indent="    ") or [""])]
+        tail = [w for line in tail for w in (textwrap.wrap(line, max(width, 30), subsequent_indent="    ",
+                                                           break_on_hyphens=False) or [""])]
     return "\n".join(lines + tail)
 
 

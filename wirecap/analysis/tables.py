@@ -20,7 +20,8 @@ from wirecap.dialects.base import Finding
 class Col:
     """A column of `fit_table`: its header; `drop`, when it is left out to fit (0 never; the highest goes
     first, the rightmost first among equals); `fold`, how a text cell wider than the column is shown
-    ("wrap" onto more lines, or "cut" with `…`); `floor`, the narrowest a text column is squeezed to;
+    ("wrap" onto more lines; "words": wrap at spaces only, a word longer than the column stays whole; or
+    "cut" with `…`); `floor`, the narrowest a text column is squeezed to;
     `numeric` (None: when every cell looks like a number): right-aligned, never cut."""
 
     header: str
@@ -96,7 +97,8 @@ def _cell_lines(text: str, w: int, col: Col, numeric: bool) -> list[str]:
         return [text.rjust(w) if numeric else text]
     if col.fold == "cut":
         return [text[: max(1, w - 1)] + "…"]
-    return textwrap.wrap(text, w, break_long_words=True) or [""]
+    whole = col.fold == "words"  # a path or a file:line stays whole (copyable), even past the width
+    return textwrap.wrap(text, w, break_long_words=not whole, break_on_hyphens=not whole) or [""]
 
 
 def _render(cols: list[Col], cells: list[list[str]], shown: list[int], numeric: list[bool],
@@ -145,7 +147,7 @@ STATS_COLUMNS = [Col("capture", floor=12), Col("session", floor=10), Col("ch", 1
 CALL_COLUMNS = [Col("capture", floor=12), Col("ch"), Col("call"), Col("seq", 4), Col("transport", 1), Col("model", 5, "cut"),
                 Col("outcome", floor=8), Col("ttft s", 3), Col("duration s", 2), Col("in tok", 3), Col("out tok", 3),
                 Col("tools", 6, floor=10), Col("note", 4, floor=12)]
-FINDING_COLUMNS = [Col("severity"), Col("rule", floor=10), Col("seq", 1), Col("ch", 1), Col("message", floor=20)]
+FINDING_COLUMNS = [Col("severity"), Col("rule", floor=10), Col("seq", 1), Col("ch", 1), Col("message", fold="words", floor=20)]
 STATS_HEADERS = [c.header for c in STATS_COLUMNS]
 CALL_HEADERS = [c.header for c in CALL_COLUMNS]
 FINDING_HEADERS = [c.header for c in FINDING_COLUMNS]

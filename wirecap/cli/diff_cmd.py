@@ -10,12 +10,12 @@ import orjson
 from wirecap.analysis.diff import LEVELS, diff_captures
 from wirecap.analysis.diff.render import render_summary, render_unified
 from wirecap.cli import console
-from wirecap.cli.common import exit_without_teardown, readable_twice
+from wirecap.cli.common import complete_files, exit_without_teardown, readable_twice
 
 
 @click.command()
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="B")
+@click.argument("a", metavar="A", shell_complete=complete_files)
+@click.argument("b", metavar="B", shell_complete=complete_files)
 @click.option("--level", type=click.Choice(LEVELS), default="events", show_default=True,
               help="events: universal events (messages, tool calls and results, reasoning, errors, usage); "
                    "wire: every message after normalization; stats: the numbers side by side.")

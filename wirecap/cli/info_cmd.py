@@ -8,10 +8,11 @@ import orjson
 from wirecap.analysis.inventory import build_inventory, info_json, info_text
 from wirecap.capture.reader import CaptureReader
 from wirecap.cli import console
+from wirecap.cli.common import complete_files
 
 
 @click.command()
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the table.")
 @console.pager_option
 def info(capture: str, as_json: bool, no_pager: bool) -> None:

@@ -14,10 +14,13 @@ from wirecap.capture.redact import Redactor
 from wirecap.cli import console
 from wirecap.cli.common import (
     check_dialect,
+    complete_files,
+    force_option,
     make_redactor,
     non_negative,
     readable_twice,
     refuse_output_over_input,
+    refuse_overwrite,
     replacing_file,
 )
 from wirecap.errors import WirecapError
@@ -31,13 +34,14 @@ def default_html_path(capture: str) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("captures", metavar="CAP [CAP2]", nargs=-1, required=True)
+@click.argument("captures", metavar="CAP [CAP2]", nargs=-1, required=True, shell_complete=complete_files)
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="term", show_default=True,
               help="term: tables for this terminal; md: Markdown for a bug report; html: one self-contained "
                    "file; json: the report model.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (like every command's --json).")
-@click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output "
-              "(html without -o writes CAP.report.html beside the capture).")
+@click.option("-o", "--output", metavar="FILE", shell_complete=complete_files, help="Write here instead of standard output "
+              "(html without -o writes CAP.report.html beside the capture, replacing it).")
+@force_option
 @click.option("--dialect", metavar="NAME", help="Decode every channel as this dialect instead of detecting it.")
 @click.option("--width", type=int, callback=non_negative, metavar="N", help="With --format term: the width to fit (default: the terminal's).")
 @click.option("--redact-key", "redact_keys", multiple=True, metavar="NAME",
@@ -46,7 +50,7 @@ def default_html_path(capture: str) -> str:
               help="Also redact substrings matching REGEX in what is shown (repeatable).")
 @console.pager_option
 def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | None, dialect: str | None, width: int | None,
-           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], no_pager: bool) -> None:
+           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], force: bool, no_pager: bool) -> None:
     """Report on CAP (stats, timeline, conversation, findings, notes), or on CAP and CAP2 with their diff.
 
     Secrets are redacted in everything shown, even when the capture was recorded with --no-redact.
@@ -67,6 +71,9 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     redactor = make_redactor(False, redact_keys, redact_patterns)
     if fmt == "html" and output is None and captures[0] == "-":
         raise WirecapError("--format html from standard input needs -o FILE")
+    if output is not None:  # before the work: a refusal should not come after a minute of it
+        refuse_output_over_input(output, captures)
+        refuse_overwrite(output, force)
     with readable_twice(list(captures)) as paths:  # the report reads each capture more than once
         # (the raw records findings and notes point at are shown by markdown and json only)
         rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"))

@@ -11,11 +11,11 @@ from wirecap.analysis.stats import listed_sessions, stats_capture
 from wirecap.analysis.tables import calls_table, stats_table
 from wirecap.analysis.transport import capture_calls
 from wirecap.cli import console
-from wirecap.cli.common import check_dialect
+from wirecap.cli.common import check_dialect, complete_files
 
 
 @click.command()
-@click.argument("captures", metavar="CAP...", nargs=-1, required=True)
+@click.argument("captures", metavar="CAP...", nargs=-1, required=True, shell_complete=complete_files)
 @click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per session, in a JSON array.")
 @click.option("--all", "show_all", is_flag=True, help="Also list channels no dialect recognized.")

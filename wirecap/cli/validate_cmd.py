@@ -8,12 +8,12 @@ import orjson
 from wirecap.analysis.tables import at_or_above, findings_text
 from wirecap.analysis.validate import has_errors, validate_capture
 from wirecap.cli import console
-from wirecap.cli.common import check_dialect
+from wirecap.cli.common import check_dialect, complete_files
 from wirecap.errors import WirecapError
 
 
 @click.command()
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it.")
 @click.option("--json", "as_json", is_flag=True, help="Findings as a JSON array instead of a table.")
 @click.option("--heartbeat-interval", type=float, metavar="S", help="Codebuff ping interval (default 30).")
