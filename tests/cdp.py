@@ -163,6 +163,22 @@ class Browser:
         out.write_bytes(base64.b64decode(data))
         return out
 
+    def screenshot_of(self, selector: str, path: str | os.PathLike[str], *, pad: int = 8) -> Path:
+        """A screenshot of the element `selector` (scrolled into view), padded by `pad` pixels."""
+        box = self.evaluate(
+            f"(() => {{ var e = document.querySelector({orjson.dumps(selector).decode()}); if (!e) return null;"
+            " var r = e.getBoundingClientRect();"
+            " return {x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height}; })()")
+        if box is None:
+            raise CDPError(f"no element {selector!r} to screenshot")
+        clip = {"x": max(0, box["x"] - pad), "y": max(0, box["y"] - pad), "width": box["w"] + 2 * pad,
+                "height": box["h"] + 2 * pad, "scale": 1}
+        data = self.call("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True},
+                         session=True)["data"]
+        out = Path(path)
+        out.write_bytes(base64.b64decode(data))
+        return out
+
     def close(self) -> None:
         try:
             if getattr(self, "ws", None) is not None:

@@ -171,8 +171,16 @@ class RecordFilter:
     direction: str | None = None
     types: tuple[str, ...] = ()
     grep: re.Pattern[str] | None = None
+    seqs: tuple[tuple[int, int], ...] = ()  # (first, last) ranges of seqs
+
+    @property
+    def last_seq(self) -> int | None:
+        """The last seq this filter can let through (None: no bound): a reader may stop past it."""
+        return max(b for _, b in self.seqs) if self.seqs else None
 
     def __call__(self, rec: dict[str, Any]) -> bool:
+        if self.seqs and not any(a <= rec.get("seq", -1) <= b for a, b in self.seqs):
+            return False
         if self.channels and rec.get("ch") not in self.channels:
             return False
         if self.direction and rec.get("dir") != self.direction:

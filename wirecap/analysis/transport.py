@@ -77,6 +77,12 @@ class Call:
     tools: Counter[str] = field(default_factory=Counter)
     outcome: str = "open"  # completed | failed | cut (no terminal event) | open (the capture ended first)
     reason: str | None = None
+    # the parts of input_tokens (the report's thread and its pictures; not in to_json: `stats` stays as it was)
+    fresh_input_tokens: int | float | None = None  # input not read from a cache
+    cache_read_tokens: int | float | None = None
+    cache_write_tokens: int | float | None = None
+    cost_usd: int | float | None = None  # when the wire prices the call
+    stop_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,6 +140,11 @@ class CallTracker:
         if any(k in d for k in ("input_tokens", "cache_read_tokens", "cache_creation_tokens")):
             call.input_tokens = (_n(d.get("input_tokens")) + _n(d.get("cache_read_tokens"))
                                  + _n(d.get("cache_creation_tokens")))
+            call.fresh_input_tokens = _n(d.get("input_tokens"))
+            call.cache_read_tokens = _n(d.get("cache_read_tokens"))
+            call.cache_write_tokens = _n(d.get("cache_creation_tokens"))
+        if isinstance(d.get("cost_usd"), (int, float)) and not isinstance(d.get("cost_usd"), bool):
+            call.cost_usd = d["cost_usd"]
         if "output_tokens" in d:
             call.output_tokens = _n(d.get("output_tokens"))
         if isinstance(d.get("message_id"), str):
@@ -143,6 +154,7 @@ class CallTracker:
 
     def _end(self, call: Call, ev: Event) -> None:
         call.end_t = ev.t
+        call.stop_reason = _text(ev.data.get("stop_reason"))
         if ev.data.get("truncated"):
             call.outcome = "cut"
         elif ev.data.get("is_error"):

@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import click
@@ -35,6 +35,27 @@ def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
+def _seq_ranges(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """`--seq N` or `--seq A-B` as (first, last) ranges."""
+    out = []
+    for v in value:
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", v)
+        if m is None:
+            raise click.BadParameter(f"{v!r}: give a seq N or a range A-B")
+        a = int(m[1])
+        b = int(m[2]) if m[2] is not None else a
+        out.append((min(a, b), max(a, b)))
+    return tuple(out)
+
+
+def _upto(records: Iterable[dict[str, Any]], last: int) -> Iterator[dict[str, Any]]:
+    """The records up to seq `last` (seqs only grow: `cat --seq` need not read the rest)."""
+    for rec in records:
+        yield rec
+        if rec.get("seq", 0) >= last:
+            return
+
+
 @click.command()
 @click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--format", "-f", "fmt", default="text", show_default=True, metavar="text|json", callback=_format,
@@ -47,6 +68,8 @@ def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option("--type", "types", multiple=True,
               type=click.Choice(["open", "msg", "response", "close", "error", "end"]),
               help="Only records of this type (repeatable).")
+@click.option("--seq", "seqs", multiple=True, metavar="N|A-B", callback=_seq_ranges,
+              help="Only the record with seq N, or seqs A to B (repeatable; reading stops past the last).")
 @click.option("--grep", "grep", metavar="REGEX",
               help="Only messages whose payload text matches REGEX (other records: their JSON).")
 @click.option("--follow", "-F", is_flag=True,
@@ -56,7 +79,8 @@ def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
               help="Cut lines to N characters (default: the terminal width; 0 = never).")
 @click.option("--no-notes", is_flag=True, help="Do not show annotations from CAP.notes.jsonl.")
 def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direction: str | None,
-        types: tuple[str, ...], grep: str | None, follow: bool, width: int | None, no_notes: bool) -> None:
+        types: tuple[str, ...], seqs: tuple[tuple[int, int], ...], grep: str | None, follow: bool, width: int | None,
+        no_notes: bool) -> None:
     """Print the records of the capture CAP, one line each.
 
     Columns: t (seconds since the capture began), seq, channel, direction (→ client to server,
@@ -70,12 +94,14 @@ def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direct
         rx = re.compile(grep) if grep is not None else None
     except re.error as e:
         raise WirecapError(f"--grep {grep!r}: invalid regular expression: {e}") from None
-    keep = RecordFilter(channels=channels, direction=direction, types=types, grep=rx)
+    keep = RecordFilter(channels=channels, direction=direction, types=types, grep=rx, seqs=seqs)
     reader = CaptureReader(capture, follow=follow and capture != "-")
     out = sys.stdout.buffer
     note_problems: list[str] = []
     seen: set[str] = set()
-    records = noting_channels(reader, seen) if channels else reader
+    records: Iterable[dict[str, Any]] = noting_channels(reader, seen) if channels else reader
+    if keep.last_seq is not None:
+        records = _upto(records, keep.last_seq)
     try:
         if as_json:
             _raw(reader, records, keep, out, follow)

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import click
 
 from wirecap.analysis.notes import notes_path
 from wirecap.analysis.report.build import build_report
 from wirecap.analysis.report.model import Report
+from wirecap.capture.reader import CaptureReader
 from wirecap.capture.redact import Redactor
 from wirecap.cli import console
 from wirecap.cli.common import (
@@ -23,6 +27,7 @@ from wirecap.cli.common import (
     refuse_overwrite,
     replacing_file,
 )
+from wirecap.cli.progress import Progress
 from wirecap.errors import WirecapError
 
 FORMATS = ("term", "md", "html", "json")
@@ -74,11 +79,48 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     if output is not None:  # before the work: a refusal should not come after a minute of it
         refuse_output_over_input(output, captures)
         refuse_overwrite(output, force)
-    with readable_twice(list(captures)) as paths:  # the report reads each capture more than once
+    with readable_twice(list(captures)) as paths, Progress("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
-        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"))
+        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"),
+                           watch=_reading(progress, dict(zip(paths, captures, strict=True))))
         _name_inputs_as_given(rep, paths, list(captures))
-        _render(rep, captures, fmt, output, width, redactor, pager=not no_pager)
+        if fmt == "html":
+            progress.stage("writing the html report", total=sum(c.records for c in rep.captures), unit="records")
+            _count_records(rep, progress)
+        else:
+            progress.stage(f"writing the {fmt} report")
+        shown = _render(rep, captures, fmt, output, width, redactor)
+    if shown is not None:  # after the progress line is gone: it must not draw over the pager
+        console.emit(shown, pager=not no_pager, nl=False)
+
+
+def _reading(progress: Progress, names: dict[str, str]) -> Callable[[CaptureReader], Iterable[dict[str, Any]]]:
+    """What `build_report` reads each capture through: its records, counted for the progress line (bytes
+    of a plain file, of which its size is the total; records of a compressed one or of standard input)."""
+    def watch(reader: CaptureReader) -> Iterator[dict[str, Any]]:
+        name = names.get(reader.path, reader.path)
+        plain = not reader.path.endswith((".gz", ".zst")) and os.path.isfile(reader.path)
+        if not progress.enabled:
+            yield from reader
+        elif plain:
+            progress.stage(f"reading {name}", total=os.path.getsize(reader.path), unit="bytes")
+            for rec in reader:
+                progress.done += len(reader.line)
+                yield rec
+        else:
+            progress.stage(f"reading {name}", unit="records")
+            yield from progress.iterate(reader)
+    return watch
+
+
+def _count_records(rep: Report, progress: Progress) -> None:
+    """The HTML page streams each capture's records into itself: count them for the progress line."""
+    if not progress.enabled:
+        return
+    for cap in rep.captures:
+        if cap.iter_records is not None:
+            each = cap.iter_records
+            cap.iter_records = lambda each=each: progress.iterate(each())  # (the default binds this capture's)
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:
@@ -97,7 +139,8 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
 
 
 def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
-            redactor: Redactor, *, pager: bool = True) -> None:
+            redactor: Redactor) -> str | None:
+    """Write the report; what is left to show a person on the terminal (term, md) is returned."""
     if fmt == "html":
         if output is None:
             output = default_html_path(captures[0])
@@ -105,12 +148,12 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
 
         if output == "-":
             render_html(rep, sys.stdout, redactor=redactor)
-            return
+            return None
         refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             render_html(rep, f, redactor=redactor)
         click.echo(output)
-        return
+        return None
     if fmt == "term":
         from wirecap.analysis.report.term import render_term
 
@@ -131,4 +174,5 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
     elif fmt == "json":
         click.echo(text, nl=False)
     else:
-        console.emit(text, pager=pager, nl=False)
+        return text
+    return None

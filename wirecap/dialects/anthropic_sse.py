@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wirecap.dialects import anthropic_stream as st
+from wirecap.dialects import request_view as rv
 from wirecap.dialects.anthropic_stream import BLOCK_ITEM, AnthropicStream, usage_fields
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
@@ -168,6 +169,57 @@ def _known() -> Any:
                "mcp_servers": OPEN, "service_tier": None}
     return Known(c2s=request, c2s_name="request", s2c=Union("type", {**EVENTS, "message": MESSAGE}, missing=OPEN))
 
+# --- what a request told the model (the report's thread) -----------------------------------------------
+
+
+def _anthropic_block(b: Any) -> rv.ViewPart:
+    if isinstance(b, str):
+        return rv.ViewPart(rv.TEXT, b)
+    if not isinstance(b, dict):
+        return rv.ViewPart(rv.OTHER, rv.as_json_text(b))
+    kind = b.get("type")
+    if kind == "text":
+        return rv.ViewPart(rv.TEXT, rv.as_json_text(b.get("text")))
+    if kind in ("thinking", "redacted_thinking"):
+        return rv.ViewPart(rv.THINKING, rv.as_json_text(b.get("thinking", "[redacted thinking]")))
+    if kind in ("tool_use", "server_tool_use"):
+        return rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(b.get("input")), name=rv.str_or_none(b.get("name")),
+                           call_id=rv.str_or_none(b.get("id")))
+    if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
+        return rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(b.get("content")), call_id=rv.str_or_none(
+            b.get("tool_use_id")), is_error=b.get("is_error") is True)
+    if kind in ("image", "document"):
+        return rv.media_part(b)
+    return rv.ViewPart(rv.OTHER, rv.as_json_text(b))
+
+
+def _anthropic_tool(t: dict[str, Any]) -> rv.ToolDef | None:
+    name = t.get("name")
+    if not isinstance(name, str):
+        return None
+    schema = t.get("input_schema")
+    return rv.ToolDef(name, rv.as_json_text(t.get("description")), rv.as_json_text(schema) if schema else "")
+
+
+def request_view(body: Any) -> rv.RequestView | None:
+    """A Messages request (`system`: a string or text blocks; `tools`; `messages`: role and content, a
+    string or blocks) as the model sees it."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return None
+    system = body.get("system")
+    texts = [system] if isinstance(system, str) else [
+        rv.as_json_text(b.get("text")) if isinstance(b, dict) else rv.as_json_text(b) for b in system or ()
+    ] if isinstance(system, list) else []
+    messages = []
+    for m in body["messages"]:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        messages.append(rv.ViewMessage(str(m.get("role")), [_anthropic_block(b) for b in blocks]))
+    return rv.RequestView(rv.str_or_none(body.get("model")), texts, rv.tool_defs(body.get("tools"), _anthropic_tool),
+                          messages)
+
 
 DIALECT = Dialect(
     name="anthropic-sse",
@@ -181,6 +233,7 @@ DIALECT = Dialect(
     rules=RULES,
     sniff=sniff,
     priority=90,
+    request_view=request_view,
 )
 
 

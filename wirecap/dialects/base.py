@@ -91,6 +91,10 @@ class Dialect:
     # its turn on, in the protocol's own non-retryable form (`replay serve` sends them on a mismatch,
     # then closes 1008); none by default (the close reason carries the text)
     mismatch_messages: MismatchMessages = field(default=lambda live, text: [])
+    # a client request's JSON body -> what it told the model (`wirecap.dialects.request_view.RequestView`:
+    # system prompt, tool definitions, messages), None for a message that is not a request; the report's
+    # thread reads requests through it
+    request_view: Callable[[Any], Any] | None = None
 
 
 # --- what sniffs read ----------------------------------------------------------------------------------

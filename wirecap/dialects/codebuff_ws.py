@@ -21,6 +21,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from wirecap.dialects import request_view as rv
 from wirecap.dialects.base import (
     ERROR_SEV,
     WARNING,
@@ -578,6 +579,58 @@ def mismatch_messages(live: Any, text: str) -> list[str]:
         action = {"type": "action-error", "message": text}
     return [json.dumps({"type": "action", "data": action}, ensure_ascii=False, separators=(",", ":"))]
 
+# --- what a prompt told the model (the report's thread) ---------------------------------------------------
+
+
+def _cb_block(b: Any) -> rv.ViewPart:
+    """A content block of a Codebuff message (AI SDK style: text, tool-call, tool-result, image)."""
+    if not isinstance(b, dict):
+        return rv.ViewPart(rv.TEXT, rv.as_json_text(b))
+    kind = b.get("type")
+    if kind == "text":
+        return rv.ViewPart(rv.TEXT, rv.as_json_text(b.get("text")))
+    if kind in ("tool-call", "tool_use", "tool_call"):
+        return rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(b.get("input", b.get("args"))),
+                           name=rv.str_or_none(b.get("toolName", b.get("name"))),
+                           call_id=rv.str_or_none(b.get("toolCallId", b.get("id"))))
+    if kind in ("tool-result", "tool_result"):
+        return rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(b.get("output", b.get("content"))),
+                           call_id=rv.str_or_none(b.get("toolCallId", b.get("tool_use_id"))))
+    if kind in ("image", "file"):
+        return rv.ViewPart(rv.IMAGE, f"[{kind}]")
+    return rv.ViewPart(rv.OTHER, rv.as_json_text(b))
+
+
+def _cb_message(m: Any) -> rv.ViewMessage:
+    if not isinstance(m, dict):
+        return rv.ViewMessage("user", [rv.ViewPart(rv.TEXT, rv.as_json_text(m))])
+    content = m.get("content")
+    if isinstance(content, str) and content.startswith(TOOL_RESULT_PREFIX):  # CLI 1.0.x's tool results
+        return rv.ViewMessage("tool", [rv.ViewPart(rv.TOOL_RESULT, content[len(TOOL_RESULT_PREFIX):].lstrip("\n"))])
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    return rv.ViewMessage(str(m.get("role")), [_cb_block(b) for b in blocks])
+
+
+def request_view(body: Any) -> rv.RequestView | None:
+    """A `user-input` action (CLI 1.0.x: the whole history in `messages`) or a `prompt` (SDK 0.3.x: the
+    history in `sessionState.mainAgentState.messageHistory`, then the prompt and its tool results).
+    The server keeps the system prompt and the tools: the wire carries none."""
+    data = body.get("data") if isinstance(body, dict) and body.get("type") == "action" else None
+    if not isinstance(data, dict):
+        return None
+    if data.get("type") == "user-input" and isinstance(data.get("messages"), list):
+        return rv.RequestView(None, messages=[_cb_message(m) for m in data["messages"]])
+    if data.get("type", "prompt") != "prompt" or "prompt" not in data:
+        return None
+    history = rv.arr(rv.obj(rv.obj(data, "sessionState"), "mainAgentState"), "messageHistory")
+    messages = [_cb_message(m) for m in history]
+    for r in rv.arr(data, "toolResults"):
+        messages.append(rv.ViewMessage("tool", [_cb_block({"type": "tool-result", **r}) if isinstance(r, dict)
+                                                else _cb_block(r)]))
+    if data.get("prompt") is not None:
+        messages.append(rv.ViewMessage("user", [rv.ViewPart(rv.TEXT, rv.as_json_text(data["prompt"]))]))
+    return rv.RequestView(None, messages=messages)
+
 
 DIALECT = Dialect(
     name="codebuff-ws",
@@ -608,4 +661,5 @@ DIALECT = Dialect(
     sniff=sniff,
     priority=80,
     mismatch_messages=mismatch_messages,
+    request_view=request_view,
 )

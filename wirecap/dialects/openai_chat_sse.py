@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wirecap.dialects import request_view as rv
 from wirecap.dialects.anthropic_sse import RULES
 from wirecap.dialects.base import Dialect, as_dict, num
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
@@ -212,6 +213,66 @@ def _known() -> Any:
     return Known(c2s=request, c2s_name="request", s2c=Union("object", {"chat.completion.chunk": chunk, "chat.completion": body},
                                          missing={"error": OPEN}))
 
+# --- what a request told the model (the report's thread) -----------------------------------------------
+
+
+def _chat_content(content: Any) -> list[rv.ViewPart]:
+    if isinstance(content, list):
+        out = []
+        for b in content:
+            if isinstance(b, dict) and b.get("type") in ("image_url", "input_image", "file"):
+                out.append(rv.ViewPart(rv.IMAGE, f"[{b.get('type')}]"))
+            else:
+                out.append(rv.ViewPart(rv.TEXT, rv.text_of_content([b])))
+        return out
+    return [rv.ViewPart(rv.TEXT, rv.as_json_text(content))] if content is not None else []
+
+
+def _chat_message(m: dict[str, Any]) -> rv.ViewMessage:
+    role = str(m.get("role"))
+    if role == "tool":
+        return rv.ViewMessage(role, [rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(m.get("content")),
+                                                 call_id=rv.str_or_none(m.get("tool_call_id")))])
+    parts = []
+    reasoning = m.get("reasoning_content") or m.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        parts.append(rv.ViewPart(rv.THINKING, reasoning))
+    parts += _chat_content(m.get("content"))
+    for c in rv.arr(m, "tool_calls"):
+        fn = rv.obj(c, "function")
+        parts.append(rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(fn.get("arguments")), name=rv.str_or_none(fn.get("name")),
+                                 call_id=rv.str_or_none(c.get("id")) if isinstance(c, dict) else None))
+    return rv.ViewMessage(role, parts)
+
+
+def chat_tool(t: dict[str, Any]) -> rv.ToolDef | None:
+    """A tool definition: `{type: function, function: {name, description, parameters}}` (chat), or the
+    flat form Responses uses (`{type: function, name, description, parameters}`)."""
+    fn = rv.obj(t, "function") or t
+    name = fn.get("name")
+    if not isinstance(name, str):
+        return None
+    params = fn.get("parameters")
+    return rv.ToolDef(name, rv.as_json_text(fn.get("description")), rv.as_json_text(params) if params else "")
+
+
+def request_view(body: Any) -> rv.RequestView | None:
+    """A chat/completions request: system and developer messages are the system prompt, the others
+    the conversation (assistant tool calls, `tool` messages their results)."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return None
+    system: list[str] = []
+    messages: list[rv.ViewMessage] = []
+    for m in body["messages"]:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") in ("system", "developer") and not messages:
+            system.append(rv.text_of_content(m.get("content")))
+        else:
+            messages.append(_chat_message(m))
+    return rv.RequestView(rv.str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
+                          messages)
+
 
 DIALECT = Dialect(
     name="openai-chat-sse",
@@ -228,4 +289,5 @@ DIALECT = Dialect(
     rules=RULES,
     sniff=sniff,
     priority=90,
+    request_view=request_view,
 )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from wirecap.dialects import request_view as rv
 from wirecap.dialects.anthropic_sse import RULES
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, num, text_of
 from wirecap.dialects.http_base import (
@@ -326,6 +327,54 @@ def responses_known(ws: bool = False) -> Any:
     return Known(c2s=request, c2s_name="request", s2c=Union("type", events, missing=Union("object", {"response": response},
                                                                       missing={"error": OPEN})))
 
+# --- what a request told the model (the report's thread; the WebSocket's response.create too) ------------
+
+_CALL_ITEMS = frozenset(("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call",
+                         "computer_call", "mcp_call"))
+
+
+def _responses_item(it: Any) -> rv.ViewMessage:
+    """One input item: a message (role, content parts), a tool call, a tool call's output, reasoning."""
+    if not isinstance(it, dict):
+        return rv.ViewMessage("user", [rv.ViewPart(rv.TEXT, rv.as_json_text(it))])
+    kind = it.get("type", "message")
+    if kind == "message":
+        return rv.ViewMessage(str(it.get("role")), [rv.ViewPart(rv.TEXT, rv.text_of_content([b]))
+                                                    for b in as_list(it.get("content"))])
+    call_id = rv.str_or_none(it.get("call_id"))
+    if kind in _CALL_ITEMS:
+        args = it.get("arguments", it.get("input", it.get("action")))
+        return rv.ViewMessage("assistant", [rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(args),
+                                                        name=rv.str_or_none(it.get("name")) or str(kind), call_id=call_id)])
+    if isinstance(kind, str) and kind.endswith("_output"):
+        return rv.ViewMessage("tool", [rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(it.get("output")), call_id=call_id)])
+    if kind == "reasoning":
+        summary = rv.text_of_content(it.get("summary")) if it.get("summary") else "[encrypted reasoning]"
+        return rv.ViewMessage("assistant", [rv.ViewPart(rv.THINKING, summary)])
+    return rv.ViewMessage(str(it.get("role", "user")), [rv.ViewPart(rv.OTHER, rv.as_json_text(it))])
+
+
+def as_list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else ([] if v is None else [v])
+
+
+def request_view(body: Any) -> rv.RequestView | None:
+    """A Responses request (HTTP body, or a WebSocket `response.create`): `instructions` and the leading
+    developer / system messages are the system prompt; with `previous_response_id` the input holds only
+    what is new since that response."""
+    if not isinstance(body, dict) or body.get("type", "response.create") != "response.create" or "input" not in body:
+        return None
+    from wirecap.dialects.openai_chat_sse import chat_tool
+
+    previous = rv.str_or_none(body.get("previous_response_id"))
+    system = [body["instructions"]] if isinstance(body.get("instructions"), str) and body["instructions"] else []
+    inp = body.get("input")
+    messages = [_responses_item(it) for it in (inp if isinstance(inp, list) else [{"role": "user", "content": inp}])]
+    while messages and previous is None and messages[0].role in ("developer", "system"):
+        system.append("\n".join(p.text for p in messages.pop(0).parts))
+    return rv.RequestView(rv.str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
+                          messages, continues=previous)
+
 
 DIALECT = Dialect(
     name="openai-responses-sse",
@@ -341,4 +390,5 @@ DIALECT = Dialect(
             "than 101 (the client then falls back to HTTP + SSE)")),
     sniff=sniff,
     priority=90,
+    request_view=request_view,
 )

@@ -20,7 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, json_objects, str_or_none, text_of, url_path
-from wirecap.dialects.openai_responses_sse import RESPONSES_RULES, OpenAIResponsesDecoder, responses_known
+from wirecap.dialects.openai_responses_sse import (
+    RESPONSES_RULES,
+    OpenAIResponsesDecoder,
+    request_view,
+    responses_known,
+)
 from wirecap.events import ERROR, SESSION_STARTED, TURN_STARTED, Event
 
 CREATE = "response.create"
@@ -189,6 +194,7 @@ DIALECT = Dialect(
     sniff=sniff,
     priority=85,
     per_call=True,
+    request_view=request_view,
     mismatch_messages=lambda live, text: mismatch_messages(live, text),
 )
 

@@ -35,6 +35,7 @@ from wirecap.analysis.report.model import (
     conversation_from_events,
     redact_shown,
 )
+from wirecap.analysis.report.thread import Thread, ThreadSink, build_threads
 from wirecap.analysis.stats import SessionsSink
 from wirecap.analysis.validate import Finding, FormatCheck, RulesSink, sort_findings
 from wirecap.capture.reader import CaptureReader
@@ -75,6 +76,7 @@ class ReportPass:
         self.stats = Isolated(SessionsSink(self.decoding))
         self.fmt = Isolated(FormatCheck(path, header_line))
         self.rules = Isolated(RulesSink(self.decoding))
+        self.thread = Isolated(ThreadSink(self.decoding))
         self.conversation: tuple[dict[str, list[ConvEntry]], dict[str, int], int] | None = None
         self.conversation_error: Exception | None = None
         self.pass_error: Exception | None = None  # the decoding failed: every part stopped there
@@ -85,7 +87,7 @@ class ReportPass:
 
         def batches_of_the_pass() -> Iterator[list[Event]]:
             nonlocal completed
-            yield from decode_pass(records, self.decoding, [self.stats, self.fmt, self.rules])
+            yield from decode_pass(records, self.decoding, [self.stats, self.fmt, self.rules, self.thread])
             completed = True
 
         batches = batches_of_the_pass()
@@ -109,6 +111,17 @@ class ReportPass:
             except Exception as e:  # noqa: BLE001 - as above
                 error = e
         return None, f"statistics failed: {_failure(error)}"
+
+    def threads(self, conversation: dict[str, list[ConvEntry]]) -> tuple[list[Thread] | None, str]:
+        """(the session's thread, from the pass's calls and requests and the conversation's entries, or
+        None and why not)."""
+        error = self.pass_error or self.thread.error
+        if error is None:
+            try:
+                return build_threads(self.thread.sink, conversation), ""
+            except Exception as e:  # noqa: BLE001 - as above
+                error = e
+        return None, f"thread failed: {_failure(error)}"
 
     def transport(self) -> dict[str, Any] | None:
         """Which transport each LLM call used (`analysis.transport`), when a client used or tried a
@@ -224,6 +237,8 @@ def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[lis
     sessions, report.sessions_note = analysis.sessions()
     if sessions is not None:
         report.sessions = redactor.value(sessions) if not report.pre_redacted else sessions
+    if analysis.pass_error is None and analysis.rules.error is None:
+        report.calls = analysis.rules.sink.transport.calls()
     transport = analysis.transport()
     if transport is not None:
         report.transport = redactor.value(transport) if not report.pre_redacted else transport
@@ -237,6 +252,25 @@ def apply_analysis(report: CaptureReport, analysis: ReportPass, found: tuple[lis
             report.conversation_notes[c.ch] = f"{NO_DECODER} (decoding failed)"
     else:
         set_conversation(report, analysis.conversation, redactor)
+        threads, report.threads_note = analysis.threads(report.conversation)
+        if threads is not None:
+            report.threads = threads if report.pre_redacted else redact_threads(threads, redactor)
+
+
+def redact_threads(threads: list[Thread], redactor: Redactor) -> list[Thread]:
+    """The request side of the threads as it may be shown (the replies come from the conversation's
+    entries, redacted already; the requests from the records as written)."""
+    if not redactor.enabled:
+        return threads
+    for th in threads:
+        for c in th.calls:
+            for p in [*(c.system or ()), *(p for m in c.new for p in m.parts)]:
+                p.text = redactor.text(p.text)
+            for d in c.tools or ():
+                d.description, d.schema = redactor.text(d.description), redactor.text(d.schema)
+        for a in th.asides:
+            a.text = redactor.text(a.text)
+    return threads
 
 
 def relevant_seqs(report: CaptureReport) -> list[int]:
@@ -292,10 +326,12 @@ def build_capture_report(
     dialect: str | None = None,
     with_analysis: bool = True,
     relevant: bool = True,
+    watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
 ) -> CaptureReport:
     """Everything a report says about one capture (streams the capture; holds only summaries).
     `relevant=False` skips the read of the raw records findings and notes point at (`relevant`:
-    what markdown and json show; term and html do not)."""
+    what markdown and json show; term and html do not). `watch` (the CLI's progress) is given the
+    reader and yields its records on to the pass."""
     if path != "-" and not os.path.exists(path):
         raise WirecapError(f"{path}: no such file")
     redactor = redactor if redactor is not None else Redactor()
@@ -303,7 +339,8 @@ def build_capture_report(
     with CaptureReader(path) as reader:
         report = CaptureReport(path=path, header=reader.header)
         analysis = ReportPass(path, reader.header_line, dialect=dialect) if with_analysis else None
-        summarize_and_analyze(report, reader, dialect=dialect, analysis=analysis)
+        records = watch(reader) if watch is not None else reader
+        summarize_and_analyze(report, records, dialect=dialect, analysis=analysis)
         report.reader_problems = list(reader.problems)
         report.interrupted = reader.interrupted
         last_seq = reader.last_seq
@@ -349,14 +386,15 @@ def build_report(
     dialect: str | None = None,
     with_analysis: bool = True,
     relevant: bool = True,
+    watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
 ) -> Report:
-    """A report on one capture, or on two with the diff between them (`relevant`: as in
+    """A report on one capture, or on two with the diff between them (`relevant`, `watch`: as in
     `build_capture_report`)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
-    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis, relevant=relevant)
-            for p in paths]
+    caps = [build_capture_report(p, redactor=redactor, dialect=dialect, with_analysis=with_analysis, relevant=relevant,
+                                 watch=watch) for p in paths]
     report = Report(captures=caps)
     if len(paths) == 2:
         try:

@@ -19,7 +19,8 @@ from typing import IO, Any
 
 import orjson
 
-from wirecap.analysis.report import common
+from wirecap.analysis.report import common, svg
+from wirecap.analysis.report.embed import Gap, Kept, Selection, see_whole
 from wirecap.analysis.report.model import (
     CaptureReport,
     ChannelActivity,
@@ -33,7 +34,11 @@ from wirecap.capture.redact import Redactor
 
 PAGE_SIZE = 100
 CHUNK = 1000  # records per embedded data chunk
-MAX_STATIC_RAW = 20_000
+MAX_STATIC_RAW = 4_000
+MAX_PAGE = 9_500_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
+MAX_TABLE_ROWS = 200  # channels and sessions listed (a capture of 50,000 HTTP exchanges stays readable)
+MAX_LANES = 60  # timeline lanes
+MIN_EMBED = 1_000_000  # bytes of embedded records a page keeps even when its summary parts are big
 TIMELINE_BINS = 240
 STATIC_CONVERSATION = 300  # entries laid out in the page; a long session stays quick to open
 STATIC_TEXT = 4000
@@ -136,6 +141,10 @@ def _timeline(cap: CaptureReport) -> str:
     chans = [c for c in cap.channels if len(c.times) or c.opened is not None]
     if not chans:
         return '<p class="muted">no channels</p>'
+    more = ""
+    if len(chans) > MAX_LANES:
+        more = f'<p class="muted">The first {MAX_LANES} of {len(chans):,} channels are drawn.</p>'
+        chans = chans[:MAX_LANES]
     dur = cap.duration or 0.0
     h = _LANE_H * len(chans) + 26
     scale = _PLOT_W / dur if dur > 0 else 0.0
@@ -143,10 +152,10 @@ def _timeline(cap: CaptureReport) -> str:
     def x(t: float) -> float:
         return _LABEL_W + (t * scale if scale else 0.0)
 
-    svg = (f'<svg class="timeline" viewBox="0 0 {_LABEL_W + _PLOT_W + 10} {h}" role="img" '
+    drawn = (f'<svg class="timeline" viewBox="0 0 {_LABEL_W + _PLOT_W + 10} {h}" role="img" '
            f'aria-label="messages over time, one lane per channel">' + _axis(dur, h, x)
            + "".join(_lane(c, li, dur, x) for li, c in enumerate(chans)) + "</svg>")
-    return svg + _LEGEND + _marks(chans)
+    return drawn + _LEGEND + more + _marks(chans)
 
 
 def _note_html(n: Any, ci: int) -> str:
@@ -223,11 +232,11 @@ _CONV_BODY: dict[str, Callable[[ConvEntry, str], str]] = {
 }
 
 
-def _row(ci: int, rec: dict[str, Any], flags: str) -> str:
+def _row(ci: int, rec: dict[str, Any], flags: str, path: str) -> str:
     seq = rec.get("seq")
     raw = orjson.dumps(rec, option=orjson.OPT_INDENT_2).decode()
     if len(raw) > MAX_STATIC_RAW:
-        raw = raw[:MAX_STATIC_RAW] + f"\n… ({len(raw) - MAX_STATIC_RAW} more characters; open with JavaScript for all)"
+        raw = raw[:MAX_STATIC_RAW] + f"\n… ({len(raw) - MAX_STATIC_RAW:,} more characters; see it whole: {see_whole(path, seq)})"
     size = payload_size(rec) if rec.get("type") == "msg" else ""
     t = rec.get("t")
     return (f'<tr id="{seq_anchor(ci, seq)}"><td class="num"><a href="#{seq_anchor(ci, seq)}">{_e(seq)}</a></td>'
@@ -254,21 +263,41 @@ def _transport(cap: CaptureReport, ci: int) -> str:
     return f'<section id="c{ci}-transport"><h3>Transport</h3><ul>{lines}</ul>{calls}</section>'
 
 
-def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
-    summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
-    parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
-             f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>']
-    rows = [[_e(v) for v in r] for r in common.channel_rows(cap)]
-    parts.append(f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(common.CHANNEL_HEADERS, rows)}</section>')
-    parts.append(f'<section id="c{ci}-sessions"><h3>Sessions</h3>')
-    if cap.sessions is not None:
-        parts.append(_table(common.SESSION_HEADERS, [[_e(v) for v in r] for r in common.session_rows(cap)]))
-    else:
-        parts.append(f'<p class="muted">{_e(cap.sessions_note)}</p>')
+def _pictures(cap: CaptureReport, ci: int) -> str:
+    """The waterfall of the session and the tokens per call (inline SVG), or why there are none."""
+    def anchor(seq: int) -> str:
+        return seq_anchor(ci, seq)
+
+    steps = svg.steps_of(cap)
+    fall = svg.waterfall(steps, anchor=anchor)
+    bars = svg.token_bars(svg.token_rows_of(cap), anchor=anchor)
+    parts = [f'<section id="c{ci}-pictures" class="pictures"><h3>Waterfall</h3>']
+    parts.append(fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>')
+    if bars:
+        parts.append(f"<h3>Tokens per LLM call</h3>{bars}")
     parts.append("</section>")
-    parts.append(_transport(cap, ci))
-    parts.append(f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>')
-    parts.append(f'<section id="c{ci}-findings"><h3>Findings</h3>')
+    return "".join(parts)
+
+
+def _channels(cap: CaptureReport, ci: int) -> str:
+    rows = [[_e(v) for v in r] for r in common.channel_rows(cap)[:MAX_TABLE_ROWS]]
+    more = (f'<p class="muted">The first {MAX_TABLE_ROWS} of {len(cap.channels):,} channels are listed '
+            f'(<code>wirecap info {_e(cap.path)}</code> lists them all).</p>' if len(cap.channels) > MAX_TABLE_ROWS else "")
+    return f'<section id="c{ci}-channels"><h3>Channels</h3>{_table(common.CHANNEL_HEADERS, rows)}{more}</section>'
+
+
+def _sessions(cap: CaptureReport, ci: int) -> str:
+    if cap.sessions is None:
+        return f'<section id="c{ci}-sessions"><h3>Sessions</h3><p class="muted">{_e(cap.sessions_note)}</p></section>'
+    rows = common.session_rows(cap)
+    more = (f'<p class="muted">The first {MAX_TABLE_ROWS} of {len(rows):,} sessions are listed '
+            f'(<code>wirecap stats {_e(cap.path)}</code> lists them all).</p>' if len(rows) > MAX_TABLE_ROWS else "")
+    table = _table(common.SESSION_HEADERS, [[_e(v) for v in r] for r in rows[:MAX_TABLE_ROWS]])
+    return f'<section id="c{ci}-sessions"><h3>Sessions</h3>{table}{more}</section>'
+
+
+def _findings(cap: CaptureReport, ci: int) -> str:
+    parts = [f'<section id="c{ci}-findings"><h3>Findings</h3>']
     if cap.findings is None:
         parts.append(f'<p class="muted">{_e(cap.findings_note)}</p>')
     else:
@@ -280,13 +309,28 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
     if problems:
         parts.append('<h4>Capture problems</h4><ul class="problems">' + "".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
     parts.append("</section>")
-    parts.append(f'<section id="c{ci}-notes"><h3>Notes</h3>')
+    return "".join(parts)
+
+
+def _notes(cap: CaptureReport, ci: int) -> str:
+    parts = [f'<section id="c{ci}-notes"><h3>Notes</h3>']
     rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()),
              *[_e(v) for v in common.note_cells(n)[2:]]] for n in cap.notes]
     parts.append(_table(common.NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]
     parts.append("</section>")
-    parts.append(f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>')
+    return "".join(parts)
+
+
+def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
+    """One capture's summary parts, what matters first: the summary, the findings, the pictures; then
+    channels, sessions, transport, the message timeline, notes and the conversation."""
+    summary = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in cap.summary_rows())
+    parts = [f'<section class="capture" id="c{ci}"><h2>{"ABCD"[ci] + ": " if two else ""}<code>{_e(cap.name)}</code></h2>',
+             f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>',
+             _findings(cap, ci), _pictures(cap, ci), _channels(cap, ci), _sessions(cap, ci), _transport(cap, ci),
+             f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>', _notes(cap, ci),
+             f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>']
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.warnings]
     return "".join(parts)
 
@@ -299,14 +343,16 @@ def _messages_head(cap: CaptureReport, ci: int) -> str:
             f'<select class="wc-ch" aria-label="channel"><option value="">all channels</option>{chans}</select>'
             f'<button type="button" class="wc-prev">◀ prev</button><span class="wc-page"></span>'
             f'<button type="button" class="wc-next">next ▶</button><span class="wc-count muted"></span></div>'
+            f'<p class="wc-missing warn" hidden></p>'
             f'<div class="scroll"><table class="msgs"><thead><tr><th>seq</th><th>t (s)</th><th>ch</th><th>dir</th>'
             f'<th>type</th><th>bytes</th><th>payload (click for the raw record)</th></tr></thead>'
             f'<tbody id="wc-rows-{ci}">')
 
 
-def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[str], index: IO[str]) -> None:
-    """Write every record to `spool` as chunks of JSON lines, and the index (a JSON array, to put
-    first) to `index`: both go to files, so memory stays one chunk whatever the capture's size.
+def _spool_capture_data(ci: int, picked: Iterable[Kept | Gap], spool: IO[str], index: IO[str], path: str) -> None:
+    """Write the records `picked` for the page (`embed.Selection`) to `spool` as chunks of JSON lines, and
+    the index (a JSON array, to put first) to `index`: both go to files, so memory stays one chunk
+    whatever the capture's size. A gap (records left out) is a line and an index entry of its own.
 
     The index and the script come before the chunks in the page, so the first page of messages is
     rendered while the browser is still reading the bulk of the data."""
@@ -321,11 +367,20 @@ def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[st
         buf.clear()
 
     index.write("[")
-    for rec in records:
-        buf.append(dumps(rec))
-        rtype = rec.get("type", "")
-        entry = dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
-                       payload_size(rec) if rtype == "msg" else None, preview(rec, 100)])
+    for item in picked:
+        if isinstance(item, Gap):
+            span = f"{item.first}-{item.last}" if item.last != item.first else str(item.first)
+            text = (f"… {item.count:,} records not in this page (seq {span}); list them with "
+                    f"wirecap cat {path if path != '-' else 'CAP'} --seq {span}")
+            buf.append(dumps({"gap": {"first": item.first, "last": item.last, "records": item.count}, "text": text}))
+            entry = dumps([item.first, None, "", "gap", "", item.count, text])
+        else:
+            rec = item.rec
+            buf.append(item.line)
+            rtype = rec.get("type", "")
+            size = (item.rec["cut"]["bytes"] if item.cut else payload_size(rec)) if rtype == "msg" else None  # type: ignore[index]
+            entry = dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
+                           size, preview(rec, 100)])
         index.write(("," if n else "") + script_safe(entry).decode())
         n += 1
         if len(buf) == CHUNK:
@@ -335,17 +390,30 @@ def _spool_capture_data(ci: int, records: Iterable[dict[str, Any]], spool: IO[st
     index.write("]")
 
 
+def linked_seqs(cap: CaptureReport) -> set[int]:
+    """The records the page links to (findings, notes, conversation entries): embedded even past the
+    head of a big capture, while the budget for them lasts."""
+    seqs = {f["seq"] for f in cap.findings or [] if isinstance(f.get("seq"), int)}
+    for n in cap.notes:
+        if n.seq is not None:
+            seqs.add(n.seq)
+    for entries in cap.conversation.values():
+        for e in entries:
+            seqs.update(e.seqs or ((e.seq,) if e.seq is not None else ()))
+    return seqs
+
+
 def _head(report: Report) -> str:
     """The page up to `<main>`: head (CSS, a CSP that forbids the network), header and navigation."""
     title = " vs ".join(c.name for c in report.captures)
     nav = "".join(f'<a href="#c{i}-{s}">{s}</a>' for i in range(len(report.captures))
-                  for s in ("summary", "timeline", "findings", "notes", "conversation", "messages"))
+                  for s in ("summary", "findings", "pictures", "timeline", "notes", "conversation", "messages"))
     diff_link = '<a href="#diff">diff</a>' if len(report.captures) == 2 else ""
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
             f'script-src \'unsafe-inline\'; img-src data:">'
-            f"<title>wirecap report: {_e(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>wirecap report: {_e(title)}</title><style>{CSS}{svg.CSS}</style></head><body>"
             f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
 
 
@@ -363,7 +431,7 @@ def _first_rows(out: IO[str], cap: CaptureReport, ci: int, findings_by_seq: dict
     shown = 0
     if cap.iter_records is not None:
         for rec in cap.iter_records():
-            out.write(_row(ci, rec, _flags_for(rec.get("seq", 0), rec.get("ch"), cap, findings_by_seq)))
+            out.write(_row(ci, rec, _flags_for(rec.get("seq", 0), rec.get("ch"), cap, findings_by_seq), cap.path))
             shown += 1
             if shown >= page_size:
                 break
@@ -375,6 +443,7 @@ def _capture_meta(cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[d
     return {
         "prefix": "" if ci == 0 else f"c{ci}-",
         "records": cap.records,
+        "cat": f"wirecap cat {cap.path if cap.path != '-' else 'CAP'}",
         # Texts here were redacted when the model was built (rule names are ours, left alone).
         "findings": {str(s): [[f["severity"], f["rule"], f["message"]] for f in fs] for s, fs in findings_by_seq.items()},
         "notes": [[n.id, n.seq, n.seq_end if n.seq_end is not None else n.seq, n.ch, n.tag, n.text]
@@ -399,28 +468,49 @@ def _diff_section(report: Report) -> str:
     return "".join(parts)
 
 
-def _embed_records(out: IO[str], report: Report) -> None:
-    """Every record of every capture as data, with the script between the index and the bulk (spooled
-    to temporary files: memory stays one chunk whatever the captures' size)."""
+def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]:
+    """The records of every capture as data (within `budget` bytes in all: `embed.Selection`), with the
+    script between the index and the bulk (spooled to temporary files: memory stays one chunk whatever the
+    captures' size). Returns each capture's selection (what was kept, cut and left out)."""
+    picks: list[Selection] = []
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         for ci, cap in enumerate(report.captures):
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
+            pick = Selection(budget // len(report.captures), cap.path, linked=linked_seqs(cap))
+            picks.append(pick)
             if cap.iter_records is None:
                 out.write("[]")
             else:
                 with tempfile.TemporaryFile("w+", encoding="utf-8") as index:
-                    _spool_capture_data(ci, cap.iter_records(), spool, index)
+                    _spool_capture_data(ci, pick.select(cap.iter_records()), spool, index, cap.path)
                     index.seek(0)
                     shutil.copyfileobj(index, out, 1 << 20)
             out.write("</script>\n")
         out.write(f"<script>{JS}</script>\n")
         spool.seek(0)
         shutil.copyfileobj(spool, out, 1 << 20)
+    return picks
 
 
-def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE) -> None:
-    """Write the whole report to `out` (a text stream)."""
+class _Counted:
+    """A text stream that counts the characters written through it (the page's budget)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.n = 0
+
+    def write(self, s: str) -> int:
+        self.n += len(s)
+        return self.out.write(s)
+
+
+def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = None, page_size: int = PAGE_SIZE,
+                max_bytes: int = MAX_PAGE) -> None:
+    """Write the whole report to `out` (a text stream), about `max_bytes` at most: the summary parts are
+    bounded on their own; the embedded records get what they leave (at least MIN_EMBED)."""
     redactor = redactor if redactor is not None else Redactor()
+    counted = _Counted(out)
+    out = counted  # type: ignore[assignment]
     two = len(report.captures) == 2
     out.write(_head(report))
     meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
@@ -440,7 +530,7 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     out.write('<script type="application/json" id="wc-meta">')
     out.write(script_safe(orjson.dumps(meta)).decode())
     out.write("</script>\n")
-    _embed_records(out, report)
+    _embed_records(out, report, max(MIN_EMBED, max_bytes - counted.n - len(JS) - 2_000))
     out.write("</body></html>\n")
 
 
@@ -496,7 +586,7 @@ table.msgs{width:100%;table-layout:fixed}table.msgs th:nth-child(1){width:70px}t
 table.msgs th:nth-child(3){width:90px}table.msgs th:nth-child(4){width:48px}table.msgs th:nth-child(5){width:72px}
 table.msgs th:nth-child(6){width:70px}td.pv summary{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
 font-family:ui-monospace,monospace;font-size:12px}td.pv details[open] summary{white-space:normal}
-td.pv .badge{float:right}tr.hl>td{background:var(--hl)}tr:target>td{background:var(--hl)}
+td.pv .badge{float:right}tr.gap td{text-align:center;font-style:italic;background:var(--bg2)}tr.hl>td{background:var(--hl)}tr:target>td{background:var(--hl)}
 .nojs{font-size:12px}html.js .nojs{display:none}footer{padding:10px 16px;font-size:12px}
 """
 
@@ -513,9 +603,10 @@ JS = r"""
     this.ci = ci; this.prefix = cm.prefix; this.cm = cm;
     var idxEl = document.getElementById("wc-index-" + ci);
     this.idx = idxEl ? JSON.parse(idxEl.textContent) : [];
+    this.kept = 0; for (var g = 0; g < this.idx.length; g++) if (this.idx[g][3] !== "gap") this.kept++;
     this.lines = {}; this.lower = {};
     this.matches = null; this.page = 0; this.token = 0;
-    var sec = document.getElementById("c" + ci + "-messages");
+    var sec = this.sec = document.getElementById("c" + ci + "-messages");
     this.tbody = document.getElementById("wc-rows-" + ci);
     this.search = sec.querySelector(".wc-search"); this.chSel = sec.querySelector(".wc-ch");
     this.count = sec.querySelector(".wc-count"); this.pageLbl = sec.querySelector(".wc-page");
@@ -552,6 +643,8 @@ JS = r"""
   View.prototype.posAt = function (i) { return this.matches ? this.matches[i] : i; };
   View.prototype.rowFor = function (pos) {
     var it = this.idx[pos], seq = it[0], ch = it[2];
+    if (it[3] === "gap") { var gr = el("tr", "gap"); gr.id = this.prefix + "gap-" + seq;
+      var gd = el("td", "muted", it[6]); gd.colSpan = 7; gr.appendChild(gd); return gr; }
     var tr = el("tr"); tr.id = this.prefix + "seq-" + seq;
     var a = el("a", null, seq); a.href = "#" + tr.id;
     var td = el("td", "num"); td.appendChild(a); tr.appendChild(td);
@@ -577,8 +670,8 @@ JS = r"""
     for (var i = start; i < end; i++) frag.appendChild(this.rowFor(this.posAt(i)));
     this.tbody.textContent = ""; this.tbody.appendChild(frag);
     this.pageLbl.textContent = "page " + (this.page + 1) + " of " + pages;
-    this.count.textContent = this.matches ? total + " of " + this.idx.length + " records match"
-                                          : this.idx.length + " records";
+    this.count.textContent = this.matches ? total + " of " + this.kept + " records match"
+      : (this.kept < this.cm.records ? this.kept + " of " + this.cm.records + " records in this page" : this.kept + " records");
   };
   View.prototype.go = function (p) { this.page = p; this.render(); };
   View.prototype.filter = function () {
@@ -608,6 +701,13 @@ JS = r"""
     }
     step();
   };
+  View.prototype.missing = function (seq) {
+    if (this.cm.records && seq > this.cm.records) return false;
+    var p = this.sec.querySelector(".wc-missing");
+    p.textContent = "Record #" + seq + " is not in this page (it keeps " + this.kept + " of " + this.cm.records +
+      " records, to stay small); see it whole with: " + this.cm.cat + " --seq " + seq + " --json";
+    p.hidden = false; p.scrollIntoView({block: "center"}); return true;
+  };
   View.prototype.find = function (seq) {
     var lo = 0, hi = this.idx.length - 1;
     while (lo <= hi) { var mid = (lo + hi) >> 1, s = this.idx[mid][0];
@@ -615,7 +715,8 @@ JS = r"""
     return -1;
   };
   View.prototype.reveal = function (seq) {
-    var pos = this.find(seq); if (pos < 0) return false;
+    var pos = this.find(seq); if (pos < 0 || this.idx[pos][3] === "gap") return this.missing(seq);
+    this.sec.querySelector(".wc-missing").hidden = true;
     var at = pos;
     if (this.matches) { at = this.matches.indexOf(pos);
       if (at < 0) { this.token++; this.search.value = ""; this.chSel.value = ""; this.matches = null; at = pos; } }

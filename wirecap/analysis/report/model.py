@@ -162,11 +162,17 @@ class CaptureReport:
     conversation: dict[str, list[ConvEntry]] = field(default_factory=dict)
     conversation_notes: dict[str, str] = field(default_factory=dict)  # ch -> why there is no conversation
     conversation_truncated: int = 0
+    # one thread per session, as the model saw it (`report.thread`: calls, what each sent and got back, the
+    # tool executions between them); [] when the capture has neither LLM calls nor a client's conversation
+    threads: list[Any] = field(default_factory=list)
+    threads_note: str = ""  # why there is no thread (its part failed)
     notes: list[Note] = field(default_factory=list)
     note_warnings: list[str] = field(default_factory=list)
     relevant: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> redacted record
     warnings: list[str] = field(default_factory=list)
     pre_redacted: bool = False  # the capture was redacted at write time by (at least) the rules in force
+    # Every LLM call on the wire (`analysis.transport.Call`, in start order), for the pictures (html).
+    calls: list[Any] = field(default_factory=list, repr=False)
     # A way to stream the (redacted) records again, for renderers that show every message (html).
     iter_records: Callable[[], Iterator[dict[str, Any]]] | None = field(default=None, repr=False)
 
@@ -225,6 +231,8 @@ class CaptureReport:
             "conversation": {ch: [e.to_json() for e in es] for ch, es in self.conversation.items()},
             "conversation_notes": self.conversation_notes,
             "conversation_truncated": self.conversation_truncated,
+            "threads": [t.to_json() for t in self.threads],
+            **({"threads_note": self.threads_note} if self.threads_note else {}),
             "notes": [n.to_json() for n in self.notes],
             "note_warnings": self.note_warnings,
             "relevant_messages": [self.relevant[s] for s in sorted(self.relevant)],

@@ -1,0 +1,138 @@
+"""Which records an HTML report embeds, so the page stays bounded whatever the capture's size.
+
+A page that embedded every record was as big as its capture (a 200 MB capture, a 215 MB page). The
+page now embeds records within a byte budget: the first ones (the start of a session), the last ones
+(how it ended: errors, the result), and in between the records the page links to (findings, notes,
+conversation entries), each record cut past `cut` bytes to a preview that says how big it was and how to
+see it whole (`wirecap cat CAP --seq N --json`). What is left out is one `Gap` per run of skipped
+records, which the page shows as a row saying how many and how to list them. Pure: records in, the
+records to embed (already serialized) and the gaps out, in seq order, holding at most the tail's budget.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import orjson
+
+from wirecap.capture.payload import payload_text
+
+CUT = 2_000  # bytes of one embedded record's JSON; past it the payload becomes a preview
+LINKED_CUT = 1_000  # the same for a linked record between the head and the tail
+HEAD_SHARE = 0.6  # of the budget: the first records
+TAIL_SHARE = 0.25  # the last records; the rest is for linked records in between
+INDEX_COST = 160  # about what one record costs the page's index besides its data line
+_KEEP_KEYS = ("seq", "t", "type", "ch", "dir", "kind", "url", "method", "status", "code", "reason", "by",
+              "exit_code", "signal")
+
+
+@dataclass
+class Kept:
+    """A record to embed: itself (or its cut form) and its JSON line."""
+
+    rec: dict[str, object]
+    line: bytes
+    cut: bool = False
+
+
+@dataclass
+class Gap:
+    """Records left out of the page: seqs `first` to `last`, `count` of them."""
+
+    first: int
+    last: int
+    count: int
+
+
+def see_whole(path: str, seq: object) -> str:
+    """The command that prints a record whole."""
+    return f"wirecap cat {path if path != '-' else 'CAP'} --seq {seq} --json"
+
+
+def cut_record(rec: dict[str, object], line: bytes, limit: int, path: str) -> Kept:
+    """`rec` as the page embeds it: itself, or past `limit` bytes of JSON (`line`) its small fields and a
+    preview of its payload (or of the record) saying how many bytes it has and how to see it whole."""
+    if len(line) <= limit:
+        return Kept(rec, line)
+    out: dict[str, object] = {k: rec[k] for k in _KEEP_KEYS if k in rec and not isinstance(rec[k], (dict, list))}
+    text = payload_text(rec) if rec.get("type") == "msg" else line.decode("utf-8", "replace")
+    keep = max(0, limit // 2)
+    out["text"] = text[:keep] + f"… (cut: the record is {len(line):,} bytes)"
+    out["cut"] = {"bytes": len(line), "see": see_whole(path, rec.get("seq"))}
+    return Kept(out, orjson.dumps(out), cut=True)
+
+
+class Selection:
+    """The records to embed, chosen as they stream past (see the module's docstring)."""
+
+    def __init__(self, budget: int, path: str, *, linked: Iterable[int] = (), cut: int = CUT,
+                 linked_cut: int = LINKED_CUT) -> None:
+        self.path = path
+        self.linked = set(linked)
+        self.cut = cut
+        self.linked_cut = linked_cut
+        self.head_left = int(budget * HEAD_SHARE)
+        self.tail_budget = int(budget * TAIL_SHARE)
+        self.linked_left = budget - self.head_left - self.tail_budget
+        self.kept = 0
+        self.cut_count = 0
+        self.skipped = 0
+
+    def select(self, records: Iterable[dict[str, object]]) -> Iterator[Kept | Gap]:
+        """The records to embed and the gaps between them, in order."""
+        it = iter(records)
+        for rec in it:
+            kept = self._keep(rec, self.cut)
+            self.head_left -= len(kept.line) + INDEX_COST
+            yield kept
+            if self.head_left <= 0:
+                break
+        yield from self._after_head(it)
+
+    def _keep(self, rec: dict[str, object], limit: int) -> Kept:
+        kept = cut_record(rec, orjson.dumps(rec), limit, self.path)
+        self.kept += 1
+        self.cut_count += kept.cut
+        return kept
+
+    def _after_head(self, records: Iterator[dict[str, object]]) -> Iterator[Kept | Gap]:
+        """Past the head: a window of the last records; a record leaving it is kept when linked (and
+        the budget for those allows), else counted into the gap."""
+        tail: deque[tuple[dict[str, object], int]] = deque()
+        size = 0
+        gap: Gap | None = None
+        for rec in records:
+            n = min(len(orjson.dumps(rec)), self.cut) + INDEX_COST  # (cut records cost about `cut`)
+            tail.append((rec, n))
+            size += n
+            while size > self.tail_budget and len(tail) > 1:
+                old, m = tail.popleft()
+                size -= m
+                if self._linked(old):
+                    if gap is not None:
+                        yield gap
+                        gap = None
+                    kept = self._keep(old, self.linked_cut)
+                    self.linked_left -= len(kept.line) + INDEX_COST
+                    yield kept
+                else:
+                    gap = self._skip(gap, old)
+        if gap is not None:
+            yield gap
+        for rec, _ in tail:
+            yield self._keep(rec, self.cut)
+
+    def _linked(self, rec: dict[str, object]) -> bool:
+        return self.linked_left > 0 and rec.get("seq") in self.linked
+
+    def _skip(self, gap: Gap | None, rec: dict[str, object]) -> Gap:
+        self.skipped += 1
+        seq = rec.get("seq")
+        s = seq if isinstance(seq, int) else 0
+        if gap is None:
+            return Gap(s, s, 1)
+        gap.last = s
+        gap.count += 1
+        return gap
