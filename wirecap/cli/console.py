@@ -158,3 +158,89 @@ def normalize_color_argument(args: list[str]) -> list[str]:
             arg = "--color=always"
         out.append(arg)
     return out
+
+
+# --- progress of the commands that read whole captures ----------------------------------------------------
+
+def _open_positions(real: set[str]) -> dict[str, int]:
+    """How far this process and its children have read each file of `real` (paths made real): the
+    largest offset of a descriptor open on it, from /proc (Linux; elsewhere nothing)."""
+    pids = ["self"]
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids += f.read().split()
+    except OSError:
+        pass
+    found: dict[str, int] = {}
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target not in real:
+                    continue
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    pos = int(f.readline().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            found[target] = max(found.get(target, 0), pos)
+    return found
+
+
+class ReadingProgress:
+    """The progress line (`wirecap.cli.progress.Progress`) of a command that reads captures through the
+    library (which takes paths): how far the reading has got is taken from the open files' offsets, so
+    the library needs no hook. Bytes of the regular files' total size; for standard input, the time only.
+
+        with console.reading("stats", paths):
+            ...
+    """
+
+    def __init__(self, what: str, paths: list[str], enabled: bool | None = None) -> None:
+        from wirecap.cli.progress import DELAY, Progress
+
+        files = [p for p in paths if p != "-" and os.path.isfile(p)]
+        self.real = {os.path.realpath(p) for p in files}
+        self.seen: dict[str, int] = {}
+        delay = _env_float("WIRECAP_PROGRESS_DELAY")
+        self.progress = Progress(what, enabled=enabled, delay=DELAY if delay is None else delay)
+        names = ", ".join(os.path.basename(p) for p in paths)
+        total = sum(os.path.getsize(p) for p in files) if len(files) == len(paths) else None
+        self.progress.stage(f"reading {names}", total=total, unit="bytes" if total else "")
+        original = self.progress.line
+
+        def line() -> str:  # refreshed each time the line is drawn (by the progress thread)
+            for path, pos in _open_positions(self.real).items():
+                self.seen[path] = max(self.seen.get(path, 0), pos)
+            if total:
+                self.progress.done = sum(self.seen.values())
+            return original()
+
+        self.progress.line = line  # type: ignore[method-assign]
+        if delay == 0:
+            self.progress.draw()  # at once (tests, demos): not only after the first interval
+
+    def __enter__(self) -> ReadingProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.close()
+
+
+def _env_float(name: str) -> float | None:
+    try:
+        return float(os.environ[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def reading(what: str, paths: list[str] | tuple[str, ...], *, quiet_stdout: bool = False) -> ReadingProgress:
+    """Progress on standard error while `paths` are read (see ReadingProgress). With `quiet_stdout`
+    (a command that streams its output to standard output), none when standard output is the same
+    terminal: the line would be drawn between the output's lines."""
+    enabled = False if quiet_stdout and _isatty(sys.stdout) else None
+    return ReadingProgress(what, list(paths), enabled)

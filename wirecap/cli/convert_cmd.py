@@ -11,6 +11,7 @@ import click
 from wirecap.analysis.convert import sorted_notes, write_event_lines
 from wirecap.analysis.notes import notes_beside
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli import console
 from wirecap.cli.common import (
     check_channels_exist,
     check_dialect,
@@ -67,13 +68,14 @@ def convert(capture: str, output: str | None, dialect: str | None, ch: str | Non
         refuse_output_over_input(output, [capture])
         refuse_overwrite(output, force)
         try:
-            with replacing_file(output) as f:
+            with replacing_file(output) as f, console.reading("convert", [capture]):
                 write_events(capture, f, dialect=dialect, ch=ch, notes=not no_notes)
         except OSError as e:
             raise WirecapError(f"{output}: cannot write: {e.strerror}") from None
     else:
-        write_events(capture, sys.stdout.buffer, dialect=dialect, ch=ch, notes=not no_notes)
-        sys.stdout.buffer.flush()
+        with console.reading("convert", [capture], quiet_stdout=True):
+            write_events(capture, sys.stdout.buffer, dialect=dialect, ch=ch, notes=not no_notes)
+            sys.stdout.buffer.flush()
 
 
 def _list(ctx: click.Context) -> None:

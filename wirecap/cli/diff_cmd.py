@@ -46,7 +46,7 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
     A or B may be `-` (standard input). Exit status: 0 equal (one summary line), 1 different, 2 error
     — like diff(1).
     """
-    with readable_twice([a, b]) as (path_a, path_b):
+    with readable_twice([a, b]) as (path_a, path_b), console.reading("diff", [path_a, path_b]):
         result = diff_captures(path_a, path_b, level=level, ch=ch, ignore=ignore, keep=keep, chunks=chunks,
                                timing_threshold=threshold if timing else None)
     result.a, result.b = a, b

@@ -8,6 +8,7 @@ from typing import BinaryIO, cast
 import click
 
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli import console
 from wirecap.cli.common import complete_files, refuse_output_over_input, refuse_overwrite, replacing_file
 from wirecap.export.har import write_har
 
@@ -27,7 +28,8 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     as they are in the capture.
     """
     refuse_output_over_input(har_path, [capture])
-    with CaptureReader(capture) as reader:  # written as the channels close: memory stays bounded
+    with CaptureReader(capture) as reader, console.reading("export", [capture], quiet_stdout=har_path == "-"):
+        # written as the channels close: memory stays bounded
         if har_path == "-":
             counts = write_har(reader.header, reader, sys.stdout.buffer)
         else:

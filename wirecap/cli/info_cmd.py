@@ -23,14 +23,15 @@ def info(capture: str, as_json: bool, no_pager: bool) -> None:
     ("open" = never closed). When a client used or tried a WebSocket, the LLM calls per transport and
     whether it fell back from WebSocket to HTTP. CAP may be `-` (stdin), `.gz` or `.zst`.
     """
-    reader = CaptureReader(capture)
-    with reader:  # stdin is read once: decoded in the same pass (a file only when it needs it, below)
-        inv = build_inventory(reader.header, reader, transport=capture == "-")
-    problems = list(reader.problems)
-    if inv.ws_tried and capture != "-":  # which transport each LLM call used: a second, decoding pass
-        from wirecap.analysis.transport import transport_capture
+    with console.reading("info", [capture]):
+        reader = CaptureReader(capture)
+        with reader:  # stdin is read once: decoded in the same pass (a file only when it needs it, below)
+            inv = build_inventory(reader.header, reader, transport=capture == "-")
+        problems = list(reader.problems)
+        if inv.ws_tried and capture != "-":  # which transport each LLM call used: a second, decoding pass
+            from wirecap.analysis.transport import transport_capture
 
-        inv.transport = transport_capture(capture)
+            inv.transport = transport_capture(capture)
     if as_json:
         out = info_json(capture, inv, reader.interrupted, problems)
         click.echo(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())

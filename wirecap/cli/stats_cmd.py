@@ -41,7 +41,8 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
     totals: dict[str, dict[str, Any]] = {}
     for cap in captures:
         problems: list[str] = []
-        found = stats_capture(cap, dialect=dialect, channels=channels, problems=problems)
+        with console.reading("stats", [cap]):
+            found = stats_capture(cap, dialect=dialect, channels=channels, problems=problems)
         for line in problems:  # skipped lines change the numbers: say so (stderr, stdout stays the table)
             click.echo(f"wirecap: warning: {line}", err=True)
         listed, total = listed_sessions(cap, found, undecoded=show_all or bool(channels))
@@ -57,8 +58,10 @@ def stats(captures: tuple[str, ...], dialect: str | None, as_json: bool, show_al
 
 def _calls(captures: tuple[str, ...], channels: tuple[str, ...], as_json: bool, no_pager: bool) -> None:
     """`--calls`: the LLM calls of every capture's network channels (of `channels` when given)."""
-    calls = [{"capture": cap, **c} for cap in captures for c in capture_calls(cap)
-             if not channels or c["ch"] in channels]
+    calls: list[dict[str, Any]] = []
+    for cap in captures:
+        with console.reading("stats", [cap]):
+            calls += [{"capture": cap, **c} for c in capture_calls(cap) if not channels or c["ch"] in channels]
     if as_json:
         click.echo(orjson.dumps(calls, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -45,7 +45,9 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     check_dialect(dialect)
     options = _options(heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout,
                        ack_latency=ack_latency, tool_call_timeout=tool_call_timeout, gap=gap)
-    found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema, options=options)
+    with console.reading("validate", [capture]):
+        found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema,
+                                 options=options)
     if as_json:
         shown = at_or_above(found, min_severity)
         click.echo(orjson.dumps([f.to_json() for f in shown], option=orjson.OPT_INDENT_2).decode())
