@@ -199,3 +199,11 @@ def test_an_unknown_subcommand_without_a_neighbour_says_so():
     p = run_wirecap("zzzz")
     assert p.returncode == 2
     assert p.stderr.decode() == "wirecap: no such command 'zzzz' (see 'wirecap --help')\n"
+
+
+@pytest.mark.parametrize("cols", [50, 80])
+def test_diff_stats_table_fits_and_keeps_metric_names_whole(cols):
+    a, b = str(TOOL), str(ROOT / "captures" / "claude-code-2.1.197-hello.jsonl")
+    text = run_wirecap("diff", "--level", "stats", a, b, env={"COLUMNS": str(cols)}).stdout.decode()
+    assert widest(text) <= cols, text
+    assert "*prompt_tokens" in text and "39464" in text and "19683" in text

@@ -62,5 +62,6 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
         console.emit(render_summary(result), pager=not no_pager)
     else:
         use_color = console.color_wanted(console.when(color, no_color))
-        console.emit(render_unified(result, color=use_color, context=context), pager=not no_pager, color=use_color)
+        console.emit(render_unified(result, color=use_color, context=context, width=console.columns()),
+                     pager=not no_pager, color=use_color)
     exit_without_teardown(0 if result.equal else 1)
