@@ -29,6 +29,8 @@ from wirecap.analysis.report.model import (
     preview,
     timeline_bins,
 )
+from wirecap.analysis.report.thread_view import THREAD_CSS, thread_html
+from wirecap.analysis.report.thread_view import linked_seqs as thread_linked_seqs
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
 
@@ -330,7 +332,8 @@ def _capture_static(cap: CaptureReport, ci: int, two: bool) -> str:
              f'<section id="c{ci}-summary"><h3>Summary</h3><table class="kv">{summary}</table></section>',
              _findings(cap, ci), _pictures(cap, ci), _channels(cap, ci), _sessions(cap, ci), _transport(cap, ci),
              f'<section id="c{ci}-timeline"><h3>Timeline</h3>{_timeline(cap)}</section>', _notes(cap, ci),
-             f'<section id="c{ci}-conversation"><h3>Conversation</h3>{_conversation(cap, ci)}</section>']
+             f'<section id="c{ci}-conversation"><h3>Conversation</h3>{thread_html(cap, ci, lambda s: seq_anchor(ci, s))}'
+             '</section>']
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.warnings]
     return "".join(parts)
 
@@ -400,6 +403,7 @@ def linked_seqs(cap: CaptureReport) -> set[int]:
     for entries in cap.conversation.values():
         for e in entries:
             seqs.update(e.seqs or ((e.seq,) if e.seq is not None else ()))
+    seqs.update(thread_linked_seqs(cap.threads))  # (the thread's links: requests, replies, stdout lines)
     return seqs
 
 
@@ -413,7 +417,7 @@ def _head(report: Report) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
             f'script-src \'unsafe-inline\'; img-src data:">'
-            f"<title>wirecap report: {_e(title)}</title><style>{CSS}{svg.CSS}</style></head><body>"
+            f"<title>wirecap report: {_e(title)}</title><style>{CSS}{svg.CSS}{THREAD_CSS}</style></head><body>"
             f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
 
 

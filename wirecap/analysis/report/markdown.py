@@ -12,6 +12,7 @@ import orjson
 
 from wirecap.analysis.report import common
 from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report
+from wirecap.analysis.report.thread_view import thread_markdown
 from wirecap.capture.redact import Redactor
 
 MAX_RAW_CHARS = 6000
@@ -161,7 +162,7 @@ def _capture(cap: CaptureReport, two: bool) -> list[str]:
     rows = [[f"`{n.id}`", *common.note_cells(n)[1:]] for n in cap.notes]
     out.append(table(common.NOTE_HEADERS, rows) if rows else "No notes.")
     out += [f"- ⚠ {w}" for w in cap.note_warnings]
-    out += ["", f"{h}# Conversation", *_conversation(cap), ""]
+    out += ["", f"{h}# Conversation", "", *thread_markdown(cap, h + "##"), ""]
     if cap.relevant:
         out += [f"{h}# Messages referred to above", ""]
         for seq in sorted(cap.relevant):

@@ -11,6 +11,7 @@ from tabulate import tabulate
 from wirecap.analysis import tables
 from wirecap.analysis.report import common
 from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report, timeline_bins
+from wirecap.analysis.report.thread_view import thread_term
 from wirecap.analysis.tables import Col
 from wirecap.capture.redact import Redactor
 
@@ -118,7 +119,7 @@ def _capture(cap: CaptureReport, width: int) -> list[str]:
     rows = [common.note_cells(n) for n in cap.notes]
     out.append(fit_table(common.NOTE_HEADERS, rows, width, wide=(3,)) if rows else "no notes")
     out += [f"  warning: {w}" for w in cap.note_warnings]
-    out += ["", "-- conversation --", _conversation(cap, width)]
+    out += ["", "-- conversation --", *thread_term(cap, width)]
     out += [f"warning: {w}" for w in cap.warnings]
     return out
 

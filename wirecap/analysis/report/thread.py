@@ -25,9 +25,11 @@ times and tokens are kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from wirecap.analysis.transport import NETWORK, Call, CallTracker
 from wirecap.dialects import DIALECTS, Decoding, Unit
@@ -41,6 +43,9 @@ MAX_NEW_MESSAGES = 60  # new messages of one call kept (the last ones: the newes
 MAX_DETAILED_CALLS = 400  # calls whose contents are kept; past them, times and tokens only
 MAX_LINEAGES = 64  # conversations remembered to tell what is new in a call
 MAX_OUTSIDE = 400  # stdout entries outside any call kept
+MAX_ASIDE_TEXT = 1000  # characters of one of them kept
+MAX_THREAD_TEXT = 3_000_000  # characters of request text kept over the whole session; past it parts keep less
+SHORT_PART_TEXT = 300  # ... that much
 MAX_TOOL_RUNS = 2000
 PENDING_PER_CHANNEL = 8  # requests held while their channel's dialect is not decided yet
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
@@ -62,6 +67,7 @@ class Part:
     call_id: str | None = None
     is_error: bool = False
     seqs: tuple[int, ...] = ()
+    at: tuple[int, ...] = ()  # the first record of each place it was seen (the request or response, stdout)
 
     @property
     def cut(self) -> int:
@@ -78,6 +84,7 @@ class Part:
         if self.is_error:
             out["is_error"] = True
         out["seqs"] = list(self.seqs)
+        out["at"] = list(self.at)
         return out
 
 
@@ -164,6 +171,7 @@ class ThreadCall:
     new_omitted: int = 0  # new messages not kept (MAX_NEW_MESSAGES)
     reply: list[Part] = field(default_factory=list)
     response_id: str | None = None
+    tracked: bool = False  # its times and usage come from the events of its own turn (else from its reply)
 
     @property
     def ttft(self) -> float | None:
@@ -203,9 +211,20 @@ class Aside:
     text: str
     seq: int | None
     is_error: bool = False
+    size: int = 0  # characters in full
+    name: str | None = None  # a tool call's or result's tool
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "t": self.t, "text": self.text, "seq": self.seq, "is_error": self.is_error}
+        return {"kind": self.kind, "t": self.t, "text": self.text, "seq": self.seq, "is_error": self.is_error,
+                "size": self.size, "name": self.name}
+
+    def as_part(self) -> Part | None:
+        """A message of the client's own output as a part (None for a status line, a session's start...)."""
+        kind = _PART_OF_ENTRY.get(self.kind) if self.kind != "user" else rv.TEXT
+        if kind is None:
+            return None
+        at = (self.seq,) if self.seq is not None else ()
+        return Part(kind, self.text, self.size, self.name, None, self.is_error, at, at)
 
 
 @dataclass
@@ -235,11 +254,41 @@ def clip(text: str, limit: int) -> tuple[str, int]:
 
 def _part(p: rv.ViewPart, seq: int, limit: int = MAX_PART_TEXT) -> Part:
     text, size = clip(p.text, limit)
-    return Part(p.kind, text, size, p.name, p.call_id, p.is_error, (seq,))
+    return Part(p.kind, text, size, p.name, p.call_id, p.is_error, (seq,), (seq,))
 
 
 def _message_key(m: rv.ViewMessage) -> int:
     return hash((m.role, tuple((p.kind, p.text, p.name, p.call_id, p.is_error) for p in m.parts)))
+
+
+TAIL = 3  # the newest messages of a call whose read form is kept (a client may re-mark them next call)
+
+
+def _raw_key(m: Any) -> int:
+    try:
+        return hash(orjson.dumps(m))
+    except TypeError:
+        return hash(repr(m))
+
+
+def _keys(view: rv.RequestView) -> list[int]:
+    """A hash per message: of its raw JSON when the view reads messages on demand (then only the new ones
+    are ever read), else of what the model reads of it."""
+    msgs = view.messages
+    if isinstance(msgs, rv.LazyMessages):
+        return [_raw_key(m) for m in msgs.raw]
+    return [_message_key(m) for m in msgs]
+
+
+def _repeats(lin: _Lineage, keys: list[int], view: rv.RequestView) -> int:
+    """How many of a request's first messages repeat the conversation's latest call. A message that
+    differs in its raw form only (Anthropic's `cache_control` moves to the newest message each call) is
+    compared by what the model reads of it."""
+    n = _common_prefix(lin.keys, keys)
+    end = min(len(lin.keys), len(keys))
+    while n < end and n in lin.tail and lin.tail[n] == _message_key(view.messages[n]):
+        n += 1 + _common_prefix(lin.keys[n + 1:], keys[n + 1:])
+    return n
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -260,6 +309,7 @@ class _Lineage:
     tools_key: int | None = None
     last_request: _Request | None = None
     root_prompt: int | None = None  # hash of its first call's last user text (a subagent's prompt)
+    tail: dict[int, int] = field(default_factory=dict)  # position -> what the model read of its last messages
 
 
 @dataclass
@@ -292,7 +342,7 @@ def _tool_shown(t: rv.ToolDef) -> ToolDefShown:
     return ToolDefShown(t.name, desc, schema, dsize + ssize)
 
 
-def _last_user_text(messages: list[rv.ViewMessage]) -> int | None:
+def _last_user_text(messages: Sequence[rv.ViewMessage]) -> int | None:
     for m in reversed(messages):
         if m.role == "user":
             texts = [p.text for p in m.parts if p.kind == rv.TEXT]
@@ -313,6 +363,8 @@ class ThreadSink:
         self._pending: dict[str, list[dict[str, Any]]] = {}  # channel -> requests before its unit was decided
         self._by_unit_last: dict[str, _Lineage] = {}  # unit -> the conversation of its latest request
         self.detailed = 0
+        self.kept_text = 0  # characters of request text kept so far (MAX_THREAD_TEXT)
+        self._next_lineage = 0
 
     # --- routing ---
     def _route(self, ch: Any) -> tuple[Unit, Any] | None | bool:
@@ -386,7 +438,7 @@ class ThreadSink:
         seq_v, t_v = rec.get("seq"), rec.get("t")
         seq = seq_v if isinstance(seq_v, int) else 0
         t = t_v if isinstance(t_v, (int, float)) else 0.0
-        keys = [_message_key(m) for m in view.messages]
+        keys = _keys(view)
         lin, earlier = self._lineage(unit.key, view, keys)
         req = _Request(unit.key, str(rec.get("ch")), seq, float(t), str(unit.dialect), lin.id, view.model,
                        messages_total=earlier + len(view.messages) if view.continues else len(view.messages),
@@ -397,7 +449,10 @@ class ThreadSink:
             self._keep(req, view, lin, keys, seq)
         else:
             lin.system_key, lin.tools_key = self._system_key(view), self._tools_key(view)
+        base = len(lin.keys) if view.continues else 0
         lin.keys = lin.keys + keys if view.continues else keys
+        n = len(view.messages)  # what the model reads of the newest messages (see _repeats)
+        lin.tail = {base + i: _message_key(view.messages[i]) for i in range(max(0, n - TAIL), n)}
         lin.last_request = req
         self._by_unit_last[unit.key] = lin
         self.requests[(unit.key, seq)] = req
@@ -414,12 +469,30 @@ class ThreadSink:
 
     def _keep(self, req: _Request, view: rv.RequestView, lin: _Lineage, keys: list[int], seq: int) -> None:
         """What the thread shows of a request: the system prompt and tools when they changed, the new messages."""
+        self._keep_system_and_tools(req, view, lin, seq)
+        start = 0 if view.continues else req.earlier
+        new = view.messages[start:]
+        if len(new) > MAX_NEW_MESSAGES:
+            req.new_omitted = len(new) - MAX_NEW_MESSAGES
+            new = new[-MAX_NEW_MESSAGES:]
+        limit = MAX_PART_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
+        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts]) for m in new]
+        self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
+            sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
+        if req.earlier == 0 and not view.continues:
+            req.root_prompt = lin.root_prompt = _last_user_text(view.messages)
+
+    def _keep_system_and_tools(self, req: _Request, view: rv.RequestView, lin: _Lineage, seq: int) -> None:
+        """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
         prev = lin.last_request
         skey, tkey = self._system_key(view), self._tools_key(view)
+        if view.continues and not view.system:  # the instructions of the response it continues go on
+            skey = lin.system_key if lin.system_key is not None else skey
         if prev is not None and skey == lin.system_key:
             req.system_same_as_seq = prev.seq if prev.system is not None else prev.system_same_as_seq
         else:
-            req.system = [_part(rv.ViewPart(rv.TEXT, s), seq, MAX_SYSTEM_TEXT) for s in view.system]
+            limit = MAX_SYSTEM_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
+            req.system = [_part(rv.ViewPart(rv.TEXT, s), seq, limit) for s in view.system]
         req.tools_count = None if view.tools is None else len(view.tools)
         if view.tools is not None:
             if prev is not None and tkey == lin.tools_key:
@@ -427,14 +500,6 @@ class ThreadSink:
             else:
                 req.tools = [_tool_shown(t) for t in view.tools]
         lin.system_key, lin.tools_key = skey, tkey
-        start = 0 if view.continues else req.earlier
-        new = view.messages[start:]
-        if len(new) > MAX_NEW_MESSAGES:
-            req.new_omitted = len(new) - MAX_NEW_MESSAGES
-            new = new[-MAX_NEW_MESSAGES:]
-        req.new = [Message(m.role, [_part(p, seq) for p in m.parts]) for m in new]
-        if req.earlier == 0 and not view.continues:
-            req.root_prompt = lin.root_prompt = _last_user_text(view.messages)
 
     def _lineage(self, unit: str, view: rv.RequestView, keys: list[int]) -> tuple[_Lineage, int]:
         """The conversation a request continues (the one whose latest call's messages it repeats the
@@ -444,12 +509,13 @@ class ThreadSink:
             return lin, len(lin.keys)
         best, common = None, 0
         for lin in self.lineages:
-            n = _common_prefix(lin.keys, keys)
+            n = _repeats(lin, keys, view)
             if n > common or (n == common and n and best is not None and lin.id > best.id):
                 best, common = lin, n
         if best is not None and common:
             return best, common
-        lin = _Lineage(len(self.lineages), [])
+        lin = _Lineage(self._next_lineage, [])
+        self._next_lineage += 1
         self.lineages.append(lin)
         if len(self.lineages) > MAX_LINEAGES:  # forget the oldest conversation's messages (not its id)
             self.lineages.pop(0)
@@ -492,7 +558,7 @@ def _call_of(n: int, call: Call | None, req: _Request | None, by_seq: dict[int, 
 
 
 def _times_and_usage(tc: ThreadCall, call: Call) -> None:
-    tc.transport = call.transport
+    tc.transport, tc.tracked = call.transport, True
     tc.t_first_token, tc.t_last, tc.model = call.first_output_t, call.end_t, call.model or tc.model
     tc.input_tokens = call.fresh_input_tokens if call.fresh_input_tokens is not None else call.input_tokens
     tc.cache_read_tokens, tc.cache_write_tokens = call.cache_read_tokens, call.cache_write_tokens
@@ -525,11 +591,15 @@ def _entry_seqs(e: Any) -> tuple[int, ...]:
 
 def _entry_part(e: Any) -> Part:
     text = e.arguments() if e.kind == "tool_call" else e.text
-    return Part(_PART_OF_ENTRY[e.kind], text, len(text), e.name, e.call_id, e.is_error, _entry_seqs(e))
+    seqs = _entry_seqs(e)
+    return Part(_PART_OF_ENTRY[e.kind], text, len(text), e.name, e.call_id, e.is_error, seqs, seqs[:1])
 
 
 def _add_seqs(p: Part, e: Any) -> None:
-    p.seqs = tuple(dict.fromkeys(p.seqs + _entry_seqs(e)))
+    seqs = _entry_seqs(e)
+    p.seqs = tuple(dict.fromkeys(p.seqs + seqs))
+    if seqs and seqs[0] not in p.at:
+        p.at = p.at + seqs[:1]
 
 
 class _Merge:
@@ -547,6 +617,8 @@ class _Merge:
         self.issuer: dict[str, ThreadCall] = {}  # tool call id -> the call whose reply issued it
         self.inputs: dict[str, Any] = {}  # tool call id -> its input (subagent prompts)
         self.results: dict[str, tuple[float, bool, tuple[int, ...]]] = {}  # call id -> (t, is_error, seqs) of its result
+        self.issued_t: dict[str, float] = {}  # tool call id -> when its call streamed it
+        self.reply_t: dict[int, tuple[float, float]] = {}  # call n -> (first, last) time of its reply's entries
 
     def _call_at(self, ch: str, seq: int | None) -> ThreadCall | None:
         found = None
@@ -557,7 +629,10 @@ class _Merge:
 
     def on_call_channel(self, e: Any) -> bool:
         """An entry of a call's channel: a reply part, or (at the request's own seq) the request's."""
-        call = self._call_at(e.ch, e.seq)
+        # (a message streamed across calls, e.g. Codebuff's one message item per prompt, belongs where
+        # it completed: its completed text is the one the entry holds)
+        at = max(e.seqs) if e.seqs and e.kind in ("assistant", "reasoning") else e.seq
+        call = self._call_at(e.ch, at)
         if call is None or not call.detailed:
             return call is not None
         if e.seq == call.seq:  # decoded from the request itself: already in the call's messages
@@ -568,11 +643,15 @@ class _Merge:
             return True
         part = _entry_part(e)
         call.reply.append(part)
+        if e.t >= call.t_sent:  # (an item that started before the request: no first token of this call)
+            first, _ = self.reply_t.get(call.n, (e.t, e.t))
+            self.reply_t[call.n] = (min(first, e.t), e.t)
         if e.kind in ("assistant", "reasoning"):
             self.replies.setdefault((part.kind, part.text.strip()), []).append(part)
         elif e.kind == "tool_call" and e.call_id:
             self.call_parts[(rv.TOOL_CALL, e.call_id)] = part
             self.issuer[e.call_id] = call
+            self.issued_t[e.call_id] = e.t
             self.inputs[e.call_id] = e.input
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
@@ -604,8 +683,9 @@ class _Merge:
                 return
         if e.kind in ("user", "tool_call", "tool_result", "assistant", "reasoning", "session", "result", "error",
                       "status") and len(self.t.asides) < MAX_OUTSIDE:
-            self.t.asides.append(Aside(e.kind, e.t, e.text if e.kind != "tool_call" else
-                                       f"{e.name}: {e.arguments()}"[:MAX_PART_TEXT], e.seq, e.is_error))
+            text = e.arguments() if e.kind == "tool_call" else e.text
+            self.t.asides.append(Aside(e.kind, e.t, clip(text, MAX_ASIDE_TEXT)[0], e.seq, e.is_error,
+                                       len(text), e.name))
 
     stdout_results: list[Any]
 
@@ -629,15 +709,17 @@ class _Merge:
         for cid, issuer in list(self.issuer.items())[:MAX_TOOL_RUNS]:
             back, parts = sent_back.get(cid, (None, []))
             got = self.results.get(cid)
-            run = ToolRun(cid, self.call_parts[(rv.TOOL_CALL, cid)].name,
-                          issuer.t_last if issuer.t_last is not None else issuer.t_sent,
+            run = ToolRun(cid, self.call_parts[(rv.TOOL_CALL, cid)].name, self.issued_t.get(cid, issuer.t_sent),
                           issued_by=issuer.n, returned_in=back.n if back is not None else None)
             if got is not None:
                 run.t_end, run.is_error, run.seqs = got
                 for p in parts:  # the result the model got is also where the client printed it
                     p.seqs = tuple(dict.fromkeys(p.seqs + got[2]))
+                    p.at = p.at + got[2][:1] if got[2] and got[2][0] not in p.at else p.at
             elif back is not None:
                 run.t_end = back.t_sent
+            if issuer.t_last is not None and (run.t_end is None or issuer.t_last <= run.t_end):
+                run.t_start = max(run.t_start, issuer.t_last)  # (a client runs a tool once the reply is whole)
             run.is_error = run.is_error or any(p.is_error for p in parts)
             self.t.tool_runs.append(run)
         self.t.tool_runs.sort(key=lambda r: r.t_start)
@@ -680,6 +762,28 @@ def _mark_echoes(calls: list[ThreadCall]) -> None:
         last[c.lineage] = c
 
 
+def _untracked_times(calls: list[ThreadCall], reply_t: dict[int, tuple[float, float]]) -> None:
+    """A request its decoder saw no turn of (Codebuff 1.0's `[TOOL_RESULT]` user-input goes on within the
+    prompt's turn): its first and last token from its reply; when it falls inside the turn of an earlier
+    call on its channel, it takes that turn's end, and the earlier call ends with its own reply."""
+    last_tracked: dict[str, ThreadCall] = {}
+    for c in calls:
+        if c.tracked:
+            last_tracked[c.ch] = c
+            continue
+        first_last = reply_t.get(c.n)
+        if first_last is not None:
+            c.t_first_token, c.t_last = first_last
+        p = last_tracked.get(c.ch)
+        if p is None or (p.t_last is not None and p.t_last < c.t_sent):
+            continue
+        c.transport, c.t_last, c.outcome, c.error, c.stop_reason = p.transport, p.t_last, p.outcome, p.error, \
+            p.stop_reason
+        p.t_last = reply_t[p.n][1] if p.n in reply_t else c.t_sent
+        p.outcome, p.error, p.stop_reason = "completed", None, None
+        last_tracked[c.ch] = c
+
+
 def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, int | None]) -> None:
     """Lay the conversation's entries onto the thread's calls (see `_Merge`), then time the tool runs and
     find the subagents."""
@@ -696,6 +800,7 @@ def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, i
     for e in others:
         if e.ch not in m.by_ch:
             m.on_other_channel(e)
+    _untracked_times(thread.calls, m.reply_t)
     m.tool_runs()
     m.parents(roots)
     _mark_echoes(thread.calls)
