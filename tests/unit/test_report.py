@@ -211,7 +211,7 @@ def test_two_captures_include_the_diff(tmp_path: Path):
     assert rep.diff is not None, rep.diff_note
     assert rep.diff["equal"] is False
     md = render_markdown(rep)
-    assert "## Diff" in md and "The captures **differ**." in md
+    assert "## A vs B" in md and "**A and B differ:" in md
     html = render_html_string(rep)
     recs_b, _, ids = html_records(html, 1)
     assert recs_b and "c1-seq-1" in ids and 'id="diff"' in html
@@ -227,7 +227,7 @@ def test_two_captures_include_the_unified_diff(tmp_path: Path):
     assert rep.diff is not None, rep.diff_note
     text = rep.diff["text"]
     assert f"--- A {a}" in text and f"+++ B {b}" in text and "@@ A:" in text
-    assert "<details><summary>unified diff</summary>" in render_markdown(rep)
+    assert "<details><summary>unified diff (<code>wirecap diff A B</code>)</summary>" in render_markdown(rep)
     assert f"+++ B {b}" in render_term(rep, width=120)
     assert '<pre class="diff">' in render_html_string(rep)
     assert json.loads(render_json(rep))["diff"]["text"] == text

@@ -49,13 +49,17 @@ def default_html_path(capture: str) -> str:
 @force_option
 @click.option("--dialect", metavar="NAME", help="Decode every channel as this dialect instead of detecting it.")
 @click.option("--width", type=int, callback=non_negative, metavar="N", help="With --format term: the width to fit (default: the terminal's).")
+@click.option("--max-chars", type=int, callback=non_negative, default=65_536, show_default=True, metavar="N",
+              help="With --format md: at most N characters (a GitHub issue takes 65,536), what matters first; "
+                   "0 = no limit.")
 @click.option("--redact-key", "redact_keys", multiple=True, metavar="NAME",
               help="Also redact JSON values under key NAME in what is shown (repeatable).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True, metavar="REGEX",
               help="Also redact substrings matching REGEX in what is shown (repeatable).")
 @console.pager_option
 def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | None, dialect: str | None, width: int | None,
-           redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], force: bool, no_pager: bool) -> None:
+           max_chars: int, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], force: bool,
+           no_pager: bool) -> None:
     """Report on CAP (stats, timeline, conversation, findings, notes), or on CAP and CAP2 with their diff.
 
     Secrets are redacted in everything shown, even when the capture was recorded with --no-redact.
@@ -89,7 +93,7 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
             _count_records(rep, progress)
         else:
             progress.stage(f"writing the {fmt} report")
-        shown = _render(rep, captures, fmt, output, width, redactor)
+        shown = _render(rep, captures, fmt, output, width, redactor, max_chars)
     if shown is not None:  # after the progress line is gone: it must not draw over the pager
         console.emit(shown, pager=not no_pager, nl=False)
 
@@ -131,6 +135,8 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
         cap.path = name
         if rep.diff_note:
             rep.diff_note = rep.diff_note.replace(path, name)
+        if rep.compare is not None:
+            rep.compare.rename(path, name)
         if rep.diff is not None:
             rep.diff["text"] = rep.diff["text"].replace(path, name)
             for side in ("a", "b"):
@@ -139,7 +145,7 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
 
 
 def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
-            redactor: Redactor) -> str | None:
+            redactor: Redactor, max_chars: int = 65_536) -> str | None:
     """Write the report; what is left to show a person on the terminal (term, md) is returned."""
     if fmt == "html":
         if output is None:
@@ -161,7 +167,7 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
     elif fmt == "md":
         from wirecap.analysis.report.markdown import render_markdown
 
-        text = render_markdown(rep, redactor=redactor)
+        text = render_markdown(rep, redactor=redactor, max_chars=max_chars)
     else:
         from wirecap.analysis.report.json import render_json
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from wirecap.analysis import notes as notes_mod
 from wirecap.analysis.diff import diff_captures
-from wirecap.analysis.diff.render import render_unified
 from wirecap.analysis.pipeline import Isolated, decode_pass, drain
+from wirecap.analysis.report.compare import Comparison, build_comparison, stats_only
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
@@ -45,7 +45,6 @@ from wirecap.errors import WirecapError
 from wirecap.events import Event
 
 NO_DECODER = "no decoder for this channel"
-MAX_DIFF_TEXT = 200_000  # characters of the unified diff a two-capture report shows
 
 
 def already_redacted(header: dict[str, Any], redactor: Redactor) -> bool:
@@ -364,19 +363,22 @@ def build_capture_report(
     return report
 
 
-def diff_part(a: str, b: str, redactor: Redactor) -> dict[str, Any]:
+def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None),
+              threads: tuple[Any, Any] = ((), ())) -> tuple[dict[str, Any], Comparison]:
     """The diff of two captures as a report shows it: equal or not, the summary rows, the unified view
-    (what `wirecap diff A B` prints, cut at MAX_DIFF_TEXT characters) and the full result as JSON."""
+    (what `wirecap diff A B` prints, cut at `compare.MAX_UNIFIED` characters) and the full result as JSON; and
+    A and B side by side (`compare.build_comparison`, with the captures' `sessions`)."""
     res = diff_captures(a, b)
-    text = render_unified(res, color=False)
-    if len(text) > MAX_DIFF_TEXT:
-        text = text[:MAX_DIFF_TEXT] + f"\n… ({len(text) - MAX_DIFF_TEXT} more characters)\n"
+    cmp = build_comparison(res, *sessions, text=redactor.text, value=redactor.value, threads=threads)
+    text = cmp.unified
+    if cmp.unified_cut:
+        text += f"\n… ({cmp.unified_cut} more characters)\n"
     return {
         "equal": bool(res.equal),
         "rows": redactor.value(list(res.summary_rows())),
-        "text": redactor.text(text),
+        "text": text,
         "json": redactor.value(res.to_json()),
-    }
+    }, cmp
 
 
 def build_report(
@@ -398,7 +400,9 @@ def build_report(
     report = Report(captures=caps)
     if len(paths) == 2:
         try:
-            report.diff = diff_part(paths[0], paths[1], redactor)
+            report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions),
+                                                    (caps[0].threads, caps[1].threads))
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
             report.diff_note = f"diff failed: {_failure(e)}"
+            report.compare = stats_only(paths[0], paths[1], (caps[0].sessions, caps[1].sessions), report.diff_note)
     return report

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import orjson
 
-from wirecap.analysis.report import common, svg
+from wirecap.analysis.report import common, compare_view, svg
 from wirecap.analysis.report.embed import Gap, Kept, Selection, see_whole
 from wirecap.analysis.report.model import (
     CaptureReport,
@@ -455,23 +455,6 @@ def _capture_meta(cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[d
     }
 
 
-def _diff_section(report: Report) -> str:
-    parts = ['<section id="diff"><h2>Diff</h2>']
-    if report.diff is None:
-        parts.append(f'<p class="muted">{_e(report.diff_note)}</p>')
-    else:
-        parts.append("<p><strong>" + ("The captures are equal." if report.diff["equal"] else "The captures differ.")
-                     + "</strong></p>")
-        table = common.diff_table(report.diff)
-        if table is not None:
-            headers, rows = table
-            parts.append(_table(headers, [[_e(v) for v in r] for r in rows]))
-        if report.diff.get("text"):
-            parts.append(f'<pre class="diff">{_e(report.diff["text"])}</pre>')
-    parts.append("</section>")
-    return "".join(parts)
-
-
 def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]:
     """The records of every capture as data (within `budget` bytes in all: `embed.Selection`), with the
     script between the index and the bulk (spooled to temporary files: memory stays one chunk whatever the
@@ -517,6 +500,9 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     out = counted  # type: ignore[assignment]
     two = len(report.captures) == 2
     out.write(_head(report))
+    if two:  # A and B side by side first: what changed is what a two-capture report is read for
+        out.write(common.redact_text(redactor, compare_view.html_section(report.compare, report.diff_note),
+                                     common.rule_names(report)))
     meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
     for ci, cap in enumerate(report.captures):
         findings_by_seq = _findings_by_seq(cap)
@@ -528,8 +514,6 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
         out.write(f'<p class="nojs muted">Without JavaScript only the first {shown} of {cap.records} records are listed.</p>'
                   "</section></section>")
         meta["captures"].append(_capture_meta(cap, ci, findings_by_seq))
-    if two:
-        out.write(_diff_section(report))
     out.write("</main><footer class=\"muted\">made by <code>wirecap report</code>; secrets are redacted.</footer>\n")
     out.write('<script type="application/json" id="wc-meta">')
     out.write(script_safe(orjson.dumps(meta)).decode())

@@ -248,12 +248,14 @@ class Report:
     captures: list[CaptureReport]
     diff: dict[str, Any] | None = None  # {"equal", "rows", "text", "json"}
     diff_note: str = ""
+    compare: Any = None  # two captures: A and B side by side (`report.compare.Comparison`)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"wirecap_report": 1, "captures": [c.to_json() for c in self.captures]}
         if len(self.captures) > 1:
             out["diff"] = self.diff
             out["diff_note"] = self.diff_note or None
+            out["compare"] = self.compare.to_json() if self.compare is not None else None
         return out
 
 

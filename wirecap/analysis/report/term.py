@@ -9,7 +9,7 @@ from typing import Any
 from tabulate import tabulate
 
 from wirecap.analysis import tables
-from wirecap.analysis.report import common
+from wirecap.analysis.report import common, compare_view
 from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report, timeline_bins
 from wirecap.analysis.report.thread_view import thread_term
 from wirecap.analysis.tables import Col
@@ -92,8 +92,8 @@ def _conv_entry(cap: CaptureReport, e: ConvEntry, wrap: int) -> list[str]:
     return out
 
 
-def _capture(cap: CaptureReport, width: int) -> list[str]:
-    out = [f"== {cap.name} ==", ""]
+def _capture(cap: CaptureReport, width: int, side: str = "") -> list[str]:
+    out = [f"== {side}{cap.name} ==", ""]
     out.append(tabulate([[k, _cut(v, max(20, width - 28))] for k, v in cap.summary_rows()], tablefmt="plain",
                         disable_numparse=True))
     out += ["", "-- channels --", fit_table(common.CHANNEL_HEADERS, common.channel_rows(cap), width, wide=(2, 9, 10))]
@@ -128,17 +128,9 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
     width = width or shutil.get_terminal_size((100, 24)).columns
     width = max(40, width)
     lines: list[str] = []
-    for cap in report.captures:
-        lines += _capture(cap, width) + [""]
+    for i, cap in enumerate(report.captures):
+        lines += _capture(cap, width, "AB"[i] + ": " if len(report.captures) == 2 else "") + [""]
     if len(report.captures) == 2:
-        lines.append("== diff ==")
-        if report.diff is None:
-            lines.append(report.diff_note)
-        else:
-            lines.append("the captures are equal" if report.diff["equal"] else "the captures differ")
-            table = common.diff_table(report.diff)
-            if table is not None:
-                lines.append(fit_table(*table, width))
-            if report.diff.get("text"):
-                lines += ["", report.diff["text"]]
+        lines += compare_view.term_lines(report.compare, width) if report.compare is not None else \
+            ["== A vs B ==", report.diff_note]
     return common.redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)
