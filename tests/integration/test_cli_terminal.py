@@ -217,3 +217,22 @@ def test_bash_completes_a_capture_file_name_after_a_wirecap_command(tmp_path: Pa
         p.wait(timeout=10)
         os.close(master)
     assert b"capture-one.jsonl" in shown or b"ne.jsonl" in shown, shown[-500:]
+
+
+def test_cat_streams_through_the_pager_on_a_terminal_but_not_when_following():
+    code, shown, _ = in_pty([*WIRECAP, "cat", str(TOOL)], env=_env(PAGER=MARKING_PAGER))
+    assert code == 0
+    paged = [x for x in lines_of(shown) if x.startswith("paged: ")]
+    assert len(paged) >= 53 and "+ open" in paged[0]  # every record, each through the pager
+    code, shown, _ = in_pty([*WIRECAP, "cat", "-F", str(TOOL)], env=_env(PAGER=MARKING_PAGER))
+    assert code == 0
+    assert b"+ open" in shown and b"paged:" not in shown
+    code, shown, _ = in_pty([*WIRECAP, "cat", "--no-pager", str(TOOL)], env=_env(PAGER=MARKING_PAGER))
+    assert b"+ open" in shown and b"paged:" not in shown
+
+
+def test_quitting_the_pager_early_ends_cat_quietly():
+    code, shown, _ = in_pty([*WIRECAP, "cat", str(TOOL)], env=_env(PAGER="head -n 3"))
+    assert code == 0
+    assert b"Traceback" not in shown and b"Broken pipe" not in shown
+    assert len([x for x in lines_of(shown) if x.strip()]) == 3

@@ -14,6 +14,7 @@ import click
 from wirecap.analysis.listing import RecordFilter, write_listing
 from wirecap.analysis.notes import NotesByPlace, notes_beside
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli import console
 from wirecap.cli.common import check_channels_exist, complete_files, non_negative, noting_channels
 from wirecap.errors import WirecapError
 
@@ -78,9 +79,10 @@ def _upto(records: Iterable[dict[str, Any]], last: int) -> Iterator[dict[str, An
 @click.option("--width", type=int, callback=non_negative, default=None, metavar="N",
               help="Cut lines to N characters (default: the terminal width; 0 = never).")
 @click.option("--no-notes", is_flag=True, help="Do not show annotations from CAP.notes.jsonl.")
+@console.pager_option
 def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direction: str | None,
         types: tuple[str, ...], seqs: tuple[tuple[int, int], ...], grep: str | None, follow: bool, width: int | None,
-        no_notes: bool) -> None:
+        no_notes: bool, no_pager: bool) -> None:
     """Print the records of the capture CAP, one line each.
 
     Columns: t (seconds since the capture began), seq, channel, direction (→ client to server,
@@ -96,7 +98,6 @@ def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direct
         raise WirecapError(f"--grep {grep!r}: invalid regular expression: {e}") from None
     keep = RecordFilter(channels=channels, direction=direction, types=types, grep=rx, seqs=seqs)
     reader = CaptureReader(capture, follow=follow and capture != "-")
-    out = sys.stdout.buffer
     note_problems: list[str] = []
     seen: set[str] = set()
     records: Iterable[dict[str, Any]] = noting_channels(reader, seen) if channels else reader
@@ -104,11 +105,14 @@ def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direct
         records = _upto(records, keep.last_seq)
     try:
         if as_json:
+            out = sys.stdout.buffer
             _raw(reader, records, keep, out, follow)
+            out.flush()
         else:
             notes, note_problems = ([], []) if no_notes else notes_beside(capture)
-            write_listing(records, keep, NotesByPlace.of(notes), _width(width), out, follow=follow)
-        out.flush()
+            with console.paging(not (no_pager or follow)) as out:  # (following: the lines as they come)
+                write_listing(records, keep, NotesByPlace.of(notes), _width(width), out, follow=follow)
+                out.flush()
     finally:
         reader.close()
     for line in [*note_problems, *reader.report()]:

@@ -14,12 +14,13 @@ One home for the three decisions every command that prints for a person makes:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import IO, Any
 
 import click
 
@@ -105,6 +106,35 @@ def emit(text: str, *, pager: bool = True, color: bool = False, nl: bool = True)
         if command and _rows_needed(text.rstrip("\n"), max(1, size.columns)) >= size.lines and _page(command, text):
             return
     click.echo(text, nl=False, color=color)
+
+
+@contextlib.contextmanager
+def paging(pager: bool = True) -> Iterator[IO[bytes]]:
+    """Where a command that streams its output (`cat`) writes: the pager's input when standard output is
+    a terminal and paging is wanted (`less -F` quits at once when it fits one screen), else stdout's
+    bytes. The reader quitting the pager early ends the output quietly."""
+    command = pager_command() if pager and SETTINGS.pager and _isatty(sys.stdout) else None
+    proc = None
+    if command is not None:
+        env = dict(os.environ)
+        env.setdefault("LESS", "FRX")
+        env.setdefault("LV", "-c")
+        with contextlib.suppress(OSError):
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)  # noqa: S602 - $PAGER is a command line
+    if proc is None or proc.stdin is None:
+        yield sys.stdout.buffer
+        return
+    try:
+        yield proc.stdin
+    except BrokenPipeError:  # the reader quit the pager: nothing more to show
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait()
+        except KeyboardInterrupt:
+            proc.wait()
 
 
 def _page(command: str, text: str) -> bool:
