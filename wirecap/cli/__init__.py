@@ -69,8 +69,10 @@ class LazyGroup(click.Group):
 
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
             close += [c for c in self.list_commands(ctx) if c.startswith(name) and c not in close]
-            hint = f"; did you mean {' or '.join(repr(c) for c in close[:3])}?" if close else ""
-            ctx.fail(f"no such command {name!r}{hint}")
+            # (worded as click's own for a subcommand's subcommand: `wirecap replay sevre`)
+            hint = (f" Did you mean {close[0]!r}?" if len(close) == 1 else
+                    f" Did you mean one of {', '.join(repr(c) for c in close[:3])}?" if close else "")
+            ctx.fail(f"No such command {name!r}.{hint}")
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
