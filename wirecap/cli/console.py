@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -101,6 +99,8 @@ def emit(text: str, *, pager: bool = True, color: bool = False, nl: bool = True)
     if nl and not text.endswith("\n"):
         text += "\n"
     if pager and SETTINGS.pager and _isatty(sys.stdout):
+        import shutil
+
         size = shutil.get_terminal_size((80, 24))
         command = pager_command()
         if command and _rows_needed(text.rstrip("\n"), max(1, size.columns)) >= size.lines and _page(command, text):
@@ -116,6 +116,8 @@ def paging(pager: bool = True) -> Iterator[IO[bytes]]:
     command = pager_command() if pager and SETTINGS.pager and _isatty(sys.stdout) else None
     proc = None
     if command is not None:
+        import subprocess
+
         env = dict(os.environ)
         env.setdefault("LESS", "FRX")
         env.setdefault("LV", "-c")
@@ -139,6 +141,8 @@ def paging(pager: bool = True) -> Iterator[IO[bytes]]:
 
 def _page(command: str, text: str) -> bool:
     """Run the pager on `text`; False when it cannot be started (the caller prints instead)."""
+    import subprocess  # (only when paging: 5+ ms to import)
+
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # quit if one screen, raw colors, no screen clearing (git's defaults)
     env.setdefault("LV", "-c")
