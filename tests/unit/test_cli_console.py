@@ -207,3 +207,14 @@ def test_diff_stats_table_fits_and_keeps_metric_names_whole(cols):
     text = run_wirecap("diff", "--level", "stats", a, b, env={"COLUMNS": str(cols)}).stdout.decode()
     assert widest(text) <= cols, text
     assert "*prompt_tokens" in text and "39464" in text and "19683" in text
+
+
+def test_several_captures_name_each_once_by_its_end_on_a_terminal():
+    other = ROOT / "captures" / "codex-0.169.0-ws-fallback.jsonl"
+    text = run_wirecap("stats", str(TOOL), str(other), env={"COLUMNS": "80"}).stdout.decode()
+    assert widest(text) <= 80, text
+    firsts = [line.split()[0] for line in text.splitlines()[3:] if line and not line.startswith(" ")]
+    assert [f for f in firsts if f.endswith(".jsonl")] == [f for f in firsts if f.startswith("…")]
+    assert sum(1 for f in firsts if f.startswith("…")) == 2  # one name per capture
+    piped = run_wirecap("stats", str(TOOL), str(other), env={"COLUMNS": ""}).stdout.decode()
+    assert sum(1 for line in piped.splitlines() if line.startswith(str(TOOL))) == 4  # every row, whole

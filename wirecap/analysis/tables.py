@@ -20,8 +20,8 @@ from wirecap.dialects.base import Finding
 class Col:
     """A column of `fit_table`: its header; `drop`, when it is left out to fit (0 never; the highest goes
     first, the rightmost first among equals); `fold`, how a text cell wider than the column is shown
-    ("wrap" onto more lines; "words": wrap at spaces only, a word longer than the column stays whole; or
-    "cut" with `…`); `floor`, the narrowest a text column is squeezed to;
+    ("wrap" onto more lines; "words": wrap at spaces only, a word longer than the column stays whole;
+    "cut" with `…`; "tail": its end kept, `…` first, for paths); `floor`, the narrowest a text column is squeezed to;
     `numeric` (None: when every cell looks like a number): right-aligned, never cut."""
 
     header: str
@@ -50,7 +50,8 @@ def _longest_word(text: str) -> int:
 def _squeeze(cols: list[Col], cells: list[list[str]], shown: list[int], numeric: list[bool],
              width: int, *, text: bool) -> tuple[dict[int, int], bool]:
     """The widths of the `shown` columns fitted to `width`, and whether they fit: headers wrap at their
-    spaces first, then (with `text`) the text columns narrow, the widest first, down to their floors."""
+    spaces first, then the columns that cut narrow, and (with `text`) those that wrap, the widest first,
+    down to their floors."""
     data = {i: max([len(r[i]) for r in cells], default=0) for i in shown}
     widths = {i: max(data[i], len(cols[i].header)) for i in shown}
     excess = sum(widths.values()) + GAP * (len(shown) - 1) - width
@@ -60,7 +61,8 @@ def _squeeze(cols: list[Col], cells: list[list[str]], shown: list[int], numeric:
         narrower = max(data[i], _longest_word(cols[i].header), 1)
         excess -= widths[i] - narrower
         widths[i] = narrower
-    floors = {i: widths[i] if numeric[i] or not text
+    # a column that cuts (or keeps its tail) narrows first; one that wraps only when `text` allows it
+    floors = {i: widths[i] if numeric[i] or not (text or cols[i].fold in ("cut", "tail"))
               else min(widths[i], max(cols[i].floor, _longest_word(cols[i].header))) for i in shown}
     while excess > 0:
         i = max(shown, key=lambda j: (widths[j] - floors[j], -j))
@@ -97,6 +99,8 @@ def _cell_lines(text: str, w: int, col: Col, numeric: bool) -> list[str]:
         return [text.rjust(w) if numeric else text]
     if col.fold == "cut":
         return [text[: max(1, w - 1)] + "…"]
+    if col.fold == "tail":  # a path: its end tells it apart
+        return ["…" + text[len(text) - max(1, w - 1):]]
     whole = col.fold == "words"  # a path or a file:line stays whole (copyable), even past the width
     return textwrap.wrap(text, w, break_long_words=not whole, break_on_hyphens=not whole) or [""]
 
@@ -140,11 +144,11 @@ def fit_table(cols: list[Col], rows: list[list[Any]], width: int | None, *, drop
     return "\n".join(lines)
 
 
-STATS_COLUMNS = [Col("capture", floor=12), Col("session", floor=10), Col("ch", 1), Col("dialect", 2, floor=8),
+STATS_COLUMNS = [Col("capture", fold="tail", floor=16), Col("session", floor=10), Col("ch", 1), Col("dialect", 2, floor=8),
                  Col("duration s", 1), Col("ttft s", 4), Col("msgs", 7), Col("bytes", 7), Col("models", 6, floor=10),
                  Col("prompt tok", 2), Col("compl tok", 2), Col("llm calls", 2), Col("failed", 4),
                  Col("tools", 6, floor=10), Col("cost $", 2), Col("errors", 1)]
-CALL_COLUMNS = [Col("capture", floor=12), Col("ch"), Col("call"), Col("seq", 4), Col("transport", 1), Col("model", 5, "cut"),
+CALL_COLUMNS = [Col("capture", fold="tail", floor=16), Col("ch"), Col("call"), Col("seq", 4), Col("transport", 1), Col("model", 5, "cut"),
                 Col("outcome", floor=8), Col("ttft s", 3), Col("duration s", 2), Col("in tok", 3), Col("out tok", 3),
                 Col("tools", 6, floor=10), Col("note", 4, floor=12)]
 FINDING_COLUMNS = [Col("severity"), Col("rule", floor=10), Col("seq", 1), Col("ch", 1), Col("message", fold="words", floor=20)]
@@ -153,6 +157,14 @@ CALL_HEADERS = [c.header for c in CALL_COLUMNS]
 FINDING_HEADERS = [c.header for c in FINDING_COLUMNS]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SEVERITY_COLORS = {"error": "\x1b[1;31m", "warning": "\x1b[33m"}
+
+
+def _grouped(rows: list[list[Any]], width: int | None) -> list[list[Any]]:
+    """On a terminal (a width), a capture is named on its first row only; piped, on every row (a script
+    reading the text keeps every row whole)."""
+    if width is None:
+        return rows
+    return [["" if i and r[0] == rows[i - 1][0] else r[0], *r[1:]] for i, r in enumerate(rows)]
 
 
 def _words(text: str, width: int | None) -> str:
@@ -205,7 +217,7 @@ def stats_table(sessions: list[dict[str, Any]], totals: dict[str, dict[str, Any]
     if not rows:
         return "no decoded sessions (use --all to list undecoded channels)"
     if several:
-        return fit_table(STATS_COLUMNS, rows, width)
+        return fit_table(STATS_COLUMNS, _grouped(rows, width), width)
     return fit_table(STATS_COLUMNS[1:], [r[1:] for r in rows], width)
 
 
@@ -224,7 +236,7 @@ def calls_table(calls: list[dict[str, Any]], *, several: bool, width: int | None
         return _words("no LLM calls on the wire (stdout alone does not show them: record the traffic too)", width)
     rows = [_call_row(c) for c in calls]
     if several:
-        return fit_table(CALL_COLUMNS, rows, width)
+        return fit_table(CALL_COLUMNS, _grouped(rows, width), width)
     return fit_table(CALL_COLUMNS[1:], [r[1:] for r in rows], width)
 
 
