@@ -218,3 +218,10 @@ def test_several_captures_name_each_once_by_its_end_on_a_terminal():
     assert sum(1 for f in firsts if f.startswith("…")) == 2  # one name per capture
     piped = run_wirecap("stats", str(TOOL), str(other), env={"COLUMNS": ""}).stdout.decode()
     assert sum(1 for line in piped.splitlines() if line.startswith(str(TOOL))) == 4  # every row, whole
+
+
+def test_report_of_two_captures_fits_80_columns():
+    other = ROOT / "captures" / "claude-code-2.1.197-hello.jsonl"
+    text = run_wirecap("report", str(TOOL), str(other), env={"COLUMNS": "80"}).stdout.decode()
+    assert widest(text) <= 80, text
+    assert "(first difference at character 303)" in text  # wrapped, not cut

@@ -124,6 +124,18 @@ def _capture(cap: CaptureReport, width: int, side: str = "") -> list[str]:
     return out
 
 
+def _folded(lines: list[str], width: int) -> list[str]:
+    """Lines longer than `width` wrapped at spaces under their own indentation (a long word stays whole)."""
+    out = []
+    for line in (one for block in lines for one in block.split("\n")):  # (an element may hold several)
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+    return out
+
+
 def render_term(report: Report, *, width: int | None = None, redactor: Redactor | None = None) -> str:
     width = width or shutil.get_terminal_size((100, 24)).columns
     width = max(40, width)
@@ -131,6 +143,6 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
     for i, cap in enumerate(report.captures):
         lines += _capture(cap, width, "AB"[i] + ": " if len(report.captures) == 2 else "") + [""]
     if len(report.captures) == 2:
-        lines += compare_view.term_lines(report.compare, width) if report.compare is not None else \
+        lines += _folded(compare_view.term_lines(report.compare, width), width) if report.compare is not None else \
             ["== A vs B ==", report.diff_note]
     return common.redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)
