@@ -225,3 +225,38 @@ def test_report_of_two_captures_fits_80_columns():
     text = run_wirecap("report", str(TOOL), str(other), env={"COLUMNS": "80"}).stdout.decode()
     assert widest(text) <= 80, text
     assert "(first difference at character 303)" in text  # wrapped, not cut
+
+
+# --- progress ------------------------------------------------------------------------------------------------
+
+def test_reading_progress_draws_from_a_timer_not_a_thread(monkeypatch):
+    """diff forks its side B only while the process has one thread (analysis.sides.can_fork): the progress
+    line must not add one. The timer's tick draws the line; the end erases it and puts SIGALRM back."""
+    import signal
+    import threading
+
+    monkeypatch.setenv("WIRECAP_PROGRESS_DELAY", "0")
+    monkeypatch.delenv("WIRECAP_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    err = _Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    before = signal.getsignal(signal.SIGALRM)
+    threads = threading.active_count()
+    with console.reading("stats", [str(TOOL)]) as watching:
+        assert watching.progress.enabled
+        assert threading.active_count() == threads
+        assert signal.getsignal(signal.SIGALRM) == watching._tick
+        watching._tick(signal.SIGALRM, None)  # what the interval timer does every 0.2 s
+    text = err.getvalue()
+    assert text.startswith("\r\x1b[Kwirecap stats: reading claude-code-2.1.197-tool-bash.jsonl")
+    assert text.endswith("\r\x1b[K")
+    assert signal.getsignal(signal.SIGALRM) == before
+
+
+def test_reading_progress_counts_the_bytes_read_from_the_open_file(monkeypatch):
+    monkeypatch.setenv("WIRECAP_PROGRESS_DELAY", "9")
+    with console.ReadingProgress("stats", [str(TOOL)], enabled=False) as watching, open(TOOL, "rb", buffering=0) as f:
+        f.read(1000)
+        line = watching.progress.line()
+    assert watching.progress.done == 1000
+    assert f"of {TOOL.stat().st_size / 1024:.1f} KB" in line

@@ -230,38 +230,71 @@ class ReadingProgress:
     library (which takes paths): how far the reading has got is taken from the open files' offsets, so
     the library needs no hook. Bytes of the regular files' total size; for standard input, the time only.
 
+    The line is drawn from an interval timer (SIGALRM), not a thread: `diff` builds side B in a forked
+    child only while the process has one thread (`analysis.sides.can_fork`), and a fork leaves the timer
+    behind. Where there is no timer (not the main thread, no setitimer) there is no line.
+
         with console.reading("stats", paths):
             ...
     """
 
     def __init__(self, what: str, paths: list[str], enabled: bool | None = None) -> None:
-        from wirecap.cli.progress import DELAY, Progress
+        from wirecap.cli.progress import DELAY, INTERVAL, Progress
 
         files = [p for p in paths if p != "-" and os.path.isfile(p)]
         self.real = {os.path.realpath(p) for p in files}
         self.seen: dict[str, int] = {}
         delay = _env_float("WIRECAP_PROGRESS_DELAY")
-        self.progress = Progress(what, enabled=enabled, delay=DELAY if delay is None else delay)
+        self.progress = Progress(what, enabled=enabled, delay=DELAY if delay is None else delay, thread=False)
         names = ", ".join(os.path.basename(p) for p in paths)
-        total = sum(os.path.getsize(p) for p in files) if len(files) == len(paths) else None
-        self.progress.stage(f"reading {names}", total=total, unit="bytes" if total else "")
-        original = self.progress.line
+        self.total = sum(os.path.getsize(p) for p in files) if len(files) == len(paths) else None
+        self.progress.stage(f"reading {names}", total=self.total, unit="bytes" if self.total else "")
+        self._line = self.progress.line
+        self.progress.line = self.line  # type: ignore[method-assign]
+        self._timer = False
+        self._saved: Any = None
+        self._old_timer: tuple[float, float] = (0.0, 0.0)
+        if self.progress.enabled:
+            if delay == 0:
+                self.progress.draw()  # at once (tests, demos): not only after the first interval
+            self._start_timer(INTERVAL)
 
-        def line() -> str:  # refreshed each time the line is drawn (by the progress thread)
-            for path, pos in _open_positions(self.real).items():
-                self.seen[path] = max(self.seen.get(path, 0), pos)
-            if total:
-                self.progress.done = sum(self.seen.values())
-            return original()
+    def line(self) -> str:
+        """The progress line, with how far the files have been read now."""
+        for path, pos in _open_positions(self.real).items():
+            self.seen[path] = max(self.seen.get(path, 0), pos)
+        if self.total:
+            self.progress.done = sum(self.seen.values())
+        return self._line()
 
-        self.progress.line = line  # type: ignore[method-assign]
-        if delay == 0:
-            self.progress.draw()  # at once (tests, demos): not only after the first interval
+    def _tick(self, signum: int, frame: Any) -> None:
+        try:
+            self.progress.draw()
+        except Exception:  # noqa: BLE001 - e.g. stderr busy in the interrupted code: never fail the command
+            self.progress.enabled = False
+
+    def _start_timer(self, interval: float) -> None:
+        import signal
+        import threading
+
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            return
+        self._saved = signal.signal(signal.SIGALRM, self._tick)
+        self._timer = True
+        self._old_timer = signal.setitimer(signal.ITIMER_REAL, interval, interval)  # (someone else's: put back)
 
     def __enter__(self) -> ReadingProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._timer:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._saved if self._saved is not None else signal.SIG_DFL)
+            if self._old_timer[0] > 0:  # e.g. pytest-timeout's alarm, when the CLI runs in a test process
+                signal.setitimer(signal.ITIMER_REAL, *self._old_timer)
+            self._timer = False
         self.progress.close()
 
 
