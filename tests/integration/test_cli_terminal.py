@@ -236,3 +236,12 @@ def test_quitting_the_pager_early_ends_cat_quietly():
     assert code == 0
     assert b"Traceback" not in shown and b"Broken pipe" not in shown
     assert len([x for x in lines_of(shown) if x.strip()]) == 3
+
+
+def test_report_progress_is_drawn_and_erased_without_a_thread(tmp_path):
+    code, shown, _ = in_pty([*WIRECAP, "report", "-f", "html", "-o", str(tmp_path / "r.html"), str(TOOL)],
+                            env=_env(WIRECAP_PROGRESS_DELAY="0", NO_COLOR="1"))
+    assert code == 0, shown
+    text = shown.decode("utf-8", "replace")
+    assert "wirecap report" in text and text.rstrip().endswith(str(tmp_path / "r.html"))
+    assert "\r\x1b[K" + str(tmp_path / "r.html") in text  # the line erased before the path is printed

@@ -225,21 +225,79 @@ def _open_positions(real: set[str]) -> dict[str, int]:
     return found
 
 
-class ReadingProgress:
-    """The progress line (`wirecap.cli.progress.Progress`) of a command that reads captures through the
-    library (which takes paths): how far the reading has got is taken from the open files' offsets, so
-    the library needs no hook. Bytes of the regular files' total size; for standard input, the time only.
+class Ticker:
+    """Draws a `wirecap.cli.progress.Progress` made with `thread=False` from an interval timer (SIGALRM)
+    instead of a thread: `diff` (and `report A B`, through it) builds side B in a forked child only while
+    the process has one thread (`analysis.sides.can_fork`), and a fork leaves the timer behind. The
+    previous SIGALRM handler and timer are put back at the end (e.g. pytest-timeout's). Where there is no
+    timer (not the main thread, no setitimer) nothing is drawn. The end erases the line."""
 
-    The line is drawn from an interval timer (SIGALRM), not a thread: `diff` builds side B in a forked
-    child only while the process has one thread (`analysis.sides.can_fork`), and a fork leaves the timer
-    behind. Where there is no timer (not the main thread, no setitimer) there is no line.
+    def __init__(self, progress: Any) -> None:
+        from wirecap.cli.progress import INTERVAL
+
+        self.progress = progress
+        self._timer = False
+        self._saved: Any = None
+        self._old_timer: tuple[float, float] = (0.0, 0.0)
+        if progress.enabled:
+            self._start(INTERVAL)
+
+    def tick(self, signum: int, frame: Any) -> None:
+        try:
+            self.progress.draw()
+        except Exception:  # noqa: BLE001 - e.g. stderr busy in the interrupted code: never fail the command
+            self.progress.enabled = False
+
+    def _start(self, interval: float) -> None:
+        import signal
+        import threading
+
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            return
+        self._saved = signal.signal(signal.SIGALRM, self.tick)
+        self._timer = True
+        self._old_timer = signal.setitimer(signal.ITIMER_REAL, interval, interval)
+
+    def close(self) -> None:
+        if self._timer:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._saved if self._saved is not None else signal.SIG_DFL)
+            if self._old_timer[0] > 0:
+                signal.setitimer(signal.ITIMER_REAL, *self._old_timer)
+            self._timer = False
+        self.progress.close()
+
+    def __enter__(self) -> Any:
+        return self.progress
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def ticking(what: str) -> Ticker:
+    """`with console.ticking("report") as progress:` a `Progress` (stages, counts) drawn by a `Ticker`."""
+    from wirecap.cli.progress import DELAY, Progress
+
+    delay = _env_float("WIRECAP_PROGRESS_DELAY")
+    progress = Progress(what, delay=DELAY if delay is None else delay, thread=False)
+    if progress.enabled and delay == 0:
+        progress.draw()  # at once (tests, demos)
+    return Ticker(progress)
+
+
+class ReadingProgress:
+    """The progress line of a command that reads captures through the library (which takes paths): how
+    far the reading has got is taken from the open files' offsets, so the library needs no hook. Bytes
+    of the regular files' total size; for standard input, the time only. Drawn by a `Ticker`.
 
         with console.reading("stats", paths):
             ...
     """
 
     def __init__(self, what: str, paths: list[str], enabled: bool | None = None) -> None:
-        from wirecap.cli.progress import DELAY, INTERVAL, Progress
+        from wirecap.cli.progress import DELAY, Progress
 
         files = [p for p in paths if p != "-" and os.path.isfile(p)]
         self.real = {os.path.realpath(p) for p in files}
@@ -251,13 +309,9 @@ class ReadingProgress:
         self.progress.stage(f"reading {names}", total=self.total, unit="bytes" if self.total else "")
         self._line = self.progress.line
         self.progress.line = self.line  # type: ignore[method-assign]
-        self._timer = False
-        self._saved: Any = None
-        self._old_timer: tuple[float, float] = (0.0, 0.0)
-        if self.progress.enabled:
-            if delay == 0:
-                self.progress.draw()  # at once (tests, demos): not only after the first interval
-            self._start_timer(INTERVAL)
+        if self.progress.enabled and delay == 0:
+            self.progress.draw()  # at once (tests, demos): not only after the first interval
+        self.ticker = Ticker(self.progress)
 
     def line(self) -> str:
         """The progress line, with how far the files have been read now."""
@@ -267,35 +321,11 @@ class ReadingProgress:
             self.progress.done = sum(self.seen.values())
         return self._line()
 
-    def _tick(self, signum: int, frame: Any) -> None:
-        try:
-            self.progress.draw()
-        except Exception:  # noqa: BLE001 - e.g. stderr busy in the interrupted code: never fail the command
-            self.progress.enabled = False
-
-    def _start_timer(self, interval: float) -> None:
-        import signal
-        import threading
-
-        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-            return
-        self._saved = signal.signal(signal.SIGALRM, self._tick)
-        self._timer = True
-        self._old_timer = signal.setitimer(signal.ITIMER_REAL, interval, interval)  # (someone else's: put back)
-
     def __enter__(self) -> ReadingProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._timer:
-            import signal
-
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._saved if self._saved is not None else signal.SIG_DFL)
-            if self._old_timer[0] > 0:  # e.g. pytest-timeout's alarm, when the CLI runs in a test process
-                signal.setitimer(signal.ITIMER_REAL, *self._old_timer)
-            self._timer = False
-        self.progress.close()
+        self.ticker.close()
 
 
 def _env_float(name: str) -> float | None:

@@ -83,7 +83,8 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     if output is not None:  # before the work: a refusal should not come after a minute of it
         refuse_output_over_input(output, captures)
         refuse_overwrite(output, force)
-    with readable_twice(list(captures)) as paths, Progress("report") as progress:
+    # (drawn from a timer, not a thread: report A B's diff builds B in a forked child only without threads)
+    with readable_twice(list(captures)) as paths, console.ticking("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
         rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"),
                            watch=_reading(progress, dict(zip(paths, captures, strict=True))))
@@ -94,8 +95,13 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
         else:
             progress.stage(f"writing the {fmt} report")
         shown = _render(rep, captures, fmt, output, width, redactor, max_chars)
-    if shown is not None:  # after the progress line is gone: it must not draw over the pager
-        console.emit(shown, pager=not no_pager, nl=False)
+    # after the progress line is gone: it must not draw over the pager, nor end on the line printed
+    if shown is not None:
+        kind, text = shown
+        if kind == "page":
+            console.emit(text, pager=not no_pager, nl=False)
+        else:
+            click.echo(text, nl=False)
 
 
 def _reading(progress: Progress, names: dict[str, str]) -> Callable[[CaptureReader], Iterable[dict[str, Any]]]:
@@ -145,8 +151,9 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
 
 
 def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
-            redactor: Redactor, max_chars: int = 65_536) -> str | None:
-    """Write the report; what is left to show a person on the terminal (term, md) is returned."""
+            redactor: Redactor, max_chars: int = 65_536) -> tuple[str, str] | None:
+    """Write the report; what is left to print is returned: ("page", the report for a person: term, md),
+    ("plain", json, or the path of the file written)."""
     if fmt == "html":
         if output is None:
             output = default_html_path(captures[0])
@@ -158,8 +165,7 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
         refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             render_html(rep, f, redactor=redactor)
-        click.echo(output)
-        return None
+        return "plain", output + "\n"
     if fmt == "term":
         from wirecap.analysis.report.term import render_term
 
@@ -176,9 +182,5 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
         refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             f.write(text)
-        click.echo(output)
-    elif fmt == "json":
-        click.echo(text, nl=False)
-    else:
-        return text
-    return None
+        return "plain", output + "\n"
+    return ("plain" if fmt == "json" else "page"), text
