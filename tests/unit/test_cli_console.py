@@ -260,3 +260,14 @@ def test_reading_progress_counts_the_bytes_read_from_the_open_file(monkeypatch):
         line = watching.progress.line()
     assert watching.progress.done == 1000
     assert f"of {TOOL.stat().st_size / 1024:.1f} KB" in line
+
+
+def test_wide_characters_take_two_cells():
+    from wirecap.analysis.tables import FINDING_COLUMNS, cells_of
+
+    rows = [["error", "rule-x", 12, "ws-1", "模型返回了一个错误：服务器过载，请稍后再试。这是一个很长的中文消息。"],
+            ["warning", "r", 3, "http-1", "emoji 🎉🎉🎉 party and some words to wrap around the column nicely"]]
+    text = fit_table(FINDING_COLUMNS, rows, 60)
+    assert max(cells_of(line) for line in text.splitlines()) <= 60, text
+    assert "words to wrap" in text  # words stay whole beside wide characters
+    assert "".join(line[31:] for line in text.splitlines()[2:6]).startswith("模型返回了一个错误")

@@ -43,8 +43,49 @@ def _is_numeric(col: Col, cells: list[list[str]], i: int) -> bool:
     return any(r[i] not in ("", "-") for r in cells) and all(_NUMBER.fullmatch(r[i]) for r in cells)
 
 
+def cells_of(text: str) -> int:
+    """How many terminal cells `text` takes: East Asian wide and full-width characters (CJK, most emoji)
+    take two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, w: int, right: bool = False) -> str:
+    gap = " " * max(0, w - cells_of(text))
+    return gap + text if right else text + gap
+
+
+def _wrap_cells(text: str, w: int) -> list[str]:
+    """Text with wide characters wrapped to `w` cells: at spaces, and a run wider than a line (CJK has no
+    spaces) character by character."""
+    lines: list[str] = []
+    line, used = "", 0
+    for word in text.split(" "):
+        n = cells_of(word)
+        if line and used + 1 + n <= w:
+            line, used = f"{line} {word}", used + 1 + n
+            continue
+        if n <= w:
+            if line:
+                lines.append(line)
+            line, used = word, n
+            continue
+        if line and used + 2 <= w:  # a long run starts on this line, after a space
+            line, used = line + " ", used + 1
+        for c in word:
+            k = cells_of(c)
+            if used + k > w and line:
+                lines.append(line)
+                line, used = "", 0
+            line, used = line + c, used + k
+    return [*lines, line] if line else lines
+
+
 def _longest_word(text: str) -> int:
-    return max((len(w) for w in text.split()), default=0)
+    return max((cells_of(w) for w in text.split()), default=0)
 
 
 def _squeeze(cols: list[Col], cells: list[list[str]], shown: list[int], numeric: list[bool],
@@ -52,8 +93,8 @@ def _squeeze(cols: list[Col], cells: list[list[str]], shown: list[int], numeric:
     """The widths of the `shown` columns fitted to `width`, and whether they fit: headers wrap at their
     spaces first, then the columns that cut narrow, and (with `text`) those that wrap, the widest first,
     down to their floors."""
-    data = {i: max([len(r[i]) for r in cells], default=0) for i in shown}
-    widths = {i: max(data[i], len(cols[i].header)) for i in shown}
+    data = {i: max([cells_of(r[i]) for r in cells], default=0) for i in shown}
+    widths = {i: max(data[i], cells_of(cols[i].header)) for i in shown}
     excess = sum(widths.values()) + GAP * (len(shown) - 1) - width
     if excess <= 0:
         return widths, True
@@ -95,8 +136,10 @@ def _layout(cols: list[Col], cells: list[list[str]], shown: list[int], numeric: 
 
 
 def _cell_lines(text: str, w: int, col: Col, numeric: bool) -> list[str]:
-    if len(text) <= w or numeric:
-        return [text.rjust(w) if numeric else text]
+    if numeric or cells_of(text) <= w:
+        return [_pad(text, w, right=True) if numeric else text]
+    if cells_of(text) != len(text):  # wide characters: laid out by cells
+        return _wrap_cells(text, w) if col.fold in ("wrap", "words") else [_wrap_cells(text, w - 1)[0] + "…"]
     if col.fold == "cut":
         return [text[: max(1, w - 1)] + "…"]
     if col.fold == "tail":  # a path: its end tells it apart
@@ -115,13 +158,13 @@ def _render(cols: list[Col], cells: list[list[str]], shown: list[int], numeric: 
         for i in shown:
             h = heads[i]
             text = h[k - (height - len(h))] if k >= height - len(h) else ""
-            parts.append(text.rjust(widths[i]) if numeric[i] else text.ljust(widths[i]))
+            parts.append(_pad(text, widths[i], right=numeric[i]))
         lines.append((" " * GAP).join(parts).rstrip())
     lines.append((" " * GAP).join("-" * widths[i] for i in shown))
     for r in cells:
         block = {i: _cell_lines(r[i], widths[i], cols[i], numeric[i]) for i in shown}
         for k in range(max(len(b) for b in block.values())):
-            parts = [(block[i][k] if k < len(block[i]) else "").ljust(widths[i]) for i in shown]
+            parts = [_pad(block[i][k] if k < len(block[i]) else "", widths[i]) for i in shown]
             lines.append((" " * GAP).join(parts).rstrip())
     return lines
 
@@ -133,7 +176,7 @@ def fit_table(cols: list[Col], rows: list[list[Any]], width: int | None, *, drop
     numeric = [_is_numeric(c, cells, i) for i, c in enumerate(cols)]
     shown = [i for i in range(len(cols)) if not drop_empty or any(r[i] for r in cells)]
     if width is None:
-        widths = {i: max([len(r[i]) for r in cells] + [len(cols[i].header)]) for i in shown}
+        widths = {i: max([cells_of(r[i]) for r in cells] + [cells_of(cols[i].header)]) for i in shown}
         left_out: list[str] = []
     else:
         widths, left_out = _layout(cols, cells, shown, numeric, width)
