@@ -72,6 +72,9 @@ def test_counts_without_total_and_iterate() -> None:
     p.stage("decoding", unit="records")
     assert list(p.iterate(range(1500))) == list(range(1500))
     assert p.line() == "wirecap stats: decoding 1,500 records [0s]"
+    p.stage("writing", total=3000, unit="records")
+    p.add(1500)
+    assert p.line() == "wirecap stats: writing 1,500 of 3,000 records (50%) [0s]"
     p.stage("sizing")
     assert list(p.iterate(["ab", "cde"], size=len)) == ["ab", "cde"]
     assert p.done == 5
@@ -84,7 +87,7 @@ def test_thread_draws_and_close_clears() -> None:
     with P.Progress("report", stream=out, delay=0, interval=0.01) as p:
         p.stage("working")
         for _ in range(1000):  # (bounded: at most 10 s)
-            if p.shown:
+            if "working" in out.getvalue():
                 break
             p._stop.wait(0.01)
     text = out.getvalue()

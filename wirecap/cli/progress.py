@@ -13,8 +13,8 @@ daemon thread that wakes every `interval`, never by the caller.
             p.add(len(line))
         p.stage("writing run.report.html")
 
-`WIRECAP_PROGRESS=0` turns it off, `WIRECAP_PROGRESS=1` on even without a terminal (for a person
-watching a log); `TERM=dumb` turns it off.
+`WIRECAP_PROGRESS=0` turns it off, `WIRECAP_PROGRESS=1` on even without a terminal and from the start
+(for a person watching a log, and for tests); `TERM=dumb` turns it off.
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ def wanted(stream: IO[str] | None = None) -> bool:
     return tty and os.environ.get("TERM") != "dumb"
 
 
+def forced() -> bool:
+    """`WIRECAP_PROGRESS=1`: progress on whatever stderr is, from the start (no delay)."""
+    return os.environ.get("WIRECAP_PROGRESS", "").strip().lower() in ("1", "yes", "true", "on", "always")
+
+
 def _amount(n: float, unit: str) -> str:
     if unit == "bytes":
         for u in ("B", "KB", "MB", "GB"):
@@ -68,7 +73,7 @@ class Progress:
         self.what = what
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = wanted(self.stream) if enabled is None else enabled
-        self.delay = delay
+        self.delay = 0.0 if enabled is None and forced() else delay
         self.interval = interval
         self.clock = clock
         self.text = ""  # the current stage
@@ -111,7 +116,7 @@ class Progress:
         head = f"wirecap {self.what}: {self.text}" if self.text else f"wirecap {self.what}"
         if total:
             pct = min(100.0, 100.0 * done / total)
-            count = f"{_amount(done, unit)} of {_amount(total, unit)} ({pct:.0f}%)"
+            count = f"{_amount(done, unit if unit == 'bytes' else '')} of {_amount(total, unit)} ({pct:.0f}%)"
         elif done:
             count = _amount(done, unit)
         else:
@@ -134,8 +139,10 @@ class Progress:
                 self.enabled = False
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+        wait = min(self.delay, self.interval)  # (delay 0: the first line at once)
+        while not self._stop.wait(wait):
             self.draw()
+            wait = self.interval
 
     def close(self) -> None:
         """Stop drawing and clear the line (idempotent)."""
@@ -160,7 +167,9 @@ class Progress:
 
 
 def _columns() -> int:
+    """stderr's width (100 when it has none: a pty whose size was never set says 0)."""
     try:
-        return os.get_terminal_size(2).columns
+        cols = os.get_terminal_size(2).columns
     except OSError:
         return 100
+    return cols if cols >= 20 else 100

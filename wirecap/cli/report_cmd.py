@@ -109,13 +109,13 @@ def _count_records(rep: Report, progress: Progress) -> None:
     """The HTML page streams each capture's records into itself: count them for the progress line."""
     if not progress.enabled:
         return
-    for cap in rep.captures:
-        if cap.iter_records is not None:
-            each = cap.iter_records
-            cap.iter_records = lambda each=each: progress.iterate(each())  # (the default binds this capture's)
+    for cap in rep.captures:  # (the page embeds from iter_lines; iter_records only for a hand-made report)
         if cap.iter_lines is not None:
             lines = cap.iter_lines
-            cap.iter_lines = lambda lines=lines: progress.iterate(lines())
+            cap.iter_lines = lambda lines=lines: progress.iterate(lines())  # (the default binds this capture's)
+        elif cap.iter_records is not None:
+            each = cap.iter_records
+            cap.iter_records = lambda each=each: progress.iterate(each())
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:
