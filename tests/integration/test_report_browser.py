@@ -204,7 +204,7 @@ def test_codebuff_websocket_session(chromium: str, tmp_path: Path):
         assert "<terminal_command_result>" in text  # the tool result
         assert "run echo hi" in text  # the user's turn
         assert text.count("The command output was:") == 1  # one copy of the assistant's message
-        assert "No system prompt." in text  # (Codebuff 1.0 sends none: the thread says so)
+        assert "no system prompt on the wire" in text  # (Codebuff 1.0 sends none: the thread says so)
         assert text.count("→ tool result") == 1  # the tool result going back to the model, in call 2
 
 

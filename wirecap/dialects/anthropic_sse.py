@@ -210,15 +210,16 @@ def request_view(body: Any) -> rv.RequestView | None:
     texts = [system] if isinstance(system, str) else [
         rv.as_json_text(b.get("text")) if isinstance(b, dict) else rv.as_json_text(b) for b in system or ()
     ] if isinstance(system, list) else []
-    messages = []
-    for m in body["messages"]:
-        if not isinstance(m, dict):
-            continue
-        content = m.get("content")
-        blocks = content if isinstance(content, list) else [content]
-        messages.append(rv.ViewMessage(str(m.get("role")), [_anthropic_block(b) for b in blocks]))
     return rv.RequestView(rv.str_or_none(body.get("model")), texts, rv.tool_defs(body.get("tools"), _anthropic_tool),
-                          messages)
+                          rv.LazyMessages(body["messages"], _anthropic_message))
+
+
+def _anthropic_message(m: Any) -> rv.ViewMessage:
+    if not isinstance(m, dict):
+        return rv.ViewMessage("?", [rv.ViewPart(rv.OTHER, rv.as_json_text(m))])
+    content = m.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    return rv.ViewMessage(str(m.get("role")), [_anthropic_block(b) for b in blocks])
 
 
 DIALECT = Dialect(

@@ -619,7 +619,7 @@ def request_view(body: Any) -> rv.RequestView | None:
     if not isinstance(data, dict):
         return None
     if data.get("type") == "user-input" and isinstance(data.get("messages"), list):
-        return rv.RequestView(None, messages=[_cb_message(m) for m in data["messages"]])
+        return rv.RequestView(None, messages=rv.LazyMessages(data["messages"], _cb_message))
     if data.get("type", "prompt") != "prompt" or "prompt" not in data:
         return None
     history = rv.arr(rv.obj(rv.obj(data, "sessionState"), "mainAgentState"), "messageHistory")

@@ -228,7 +228,9 @@ def _chat_content(content: Any) -> list[rv.ViewPart]:
     return [rv.ViewPart(rv.TEXT, rv.as_json_text(content))] if content is not None else []
 
 
-def _chat_message(m: dict[str, Any]) -> rv.ViewMessage:
+def _chat_message(m: Any) -> rv.ViewMessage:
+    if not isinstance(m, dict):
+        return rv.ViewMessage("?", [rv.ViewPart(rv.OTHER, rv.as_json_text(m))])
     role = str(m.get("role"))
     if role == "tool":
         return rv.ViewMessage(role, [rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(m.get("content")),
@@ -261,17 +263,13 @@ def request_view(body: Any) -> rv.RequestView | None:
     the conversation (assistant tool calls, `tool` messages their results)."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return None
-    system: list[str] = []
-    messages: list[rv.ViewMessage] = []
-    for m in body["messages"]:
-        if not isinstance(m, dict):
-            continue
-        if m.get("role") in ("system", "developer") and not messages:
-            system.append(rv.text_of_content(m.get("content")))
-        else:
-            messages.append(_chat_message(m))
+    raw = body["messages"]
+    lead = 0
+    while lead < len(raw) and isinstance(raw[lead], dict) and raw[lead].get("role") in ("system", "developer"):
+        lead += 1
+    system = [rv.text_of_content(m.get("content")) for m in raw[:lead]]
     return rv.RequestView(rv.str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
-                          messages)
+                          rv.LazyMessages(raw[lead:], _chat_message))
 
 
 DIALECT = Dialect(

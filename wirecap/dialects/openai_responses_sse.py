@@ -338,6 +338,7 @@ def _responses_item(it: Any) -> rv.ViewMessage:
     if not isinstance(it, dict):
         return rv.ViewMessage("user", [rv.ViewPart(rv.TEXT, rv.as_json_text(it))])
     kind = it.get("type", "message")
+    kind = kind if isinstance(kind, str) else "?"
     if kind == "message":
         return rv.ViewMessage(str(it.get("role")), [rv.ViewPart(rv.TEXT, rv.text_of_content([b]))
                                                     for b in as_list(it.get("content"))])
@@ -369,11 +370,14 @@ def request_view(body: Any) -> rv.RequestView | None:
     previous = rv.str_or_none(body.get("previous_response_id"))
     system = [body["instructions"]] if isinstance(body.get("instructions"), str) and body["instructions"] else []
     inp = body.get("input")
-    messages = [_responses_item(it) for it in (inp if isinstance(inp, list) else [{"role": "user", "content": inp}])]
-    while messages and previous is None and messages[0].role in ("developer", "system"):
-        system.append("\n".join(p.text for p in messages.pop(0).parts))
+    raw = inp if isinstance(inp, list) else [{"role": "user", "content": inp}]
+    lead = 0
+    while previous is None and lead < len(raw) and isinstance(raw[lead], dict) and \
+            raw[lead].get("type", "message") == "message" and raw[lead].get("role") in ("developer", "system"):
+        system.append("\n".join(p.text for p in _responses_item(raw[lead]).parts))
+        lead += 1
     return rv.RequestView(rv.str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
-                          messages, continues=previous)
+                          rv.LazyMessages(raw[lead:], _responses_item), continues=previous)
 
 
 DIALECT = Dialect(

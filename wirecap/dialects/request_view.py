@@ -11,9 +11,9 @@ as `other`, with its JSON as text).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import orjson
 
@@ -51,6 +51,38 @@ class ToolDef:
     schema: str = ""  # its parameters' JSON schema, as JSON text ("" when none)
 
 
+class LazyMessages(Sequence[ViewMessage]):
+    """A request's messages read on demand: `raw` as the body has them, each turned into a ViewMessage
+    (by `read`) only when asked for. A long conversation resends its whole history with every call;
+    the thread reads only what is new (it tells old from new by the raw messages' hashes)."""
+
+    __slots__ = ("_done", "raw", "read")
+
+    def __init__(self, raw: list[Any], read: Callable[[Any], ViewMessage]) -> None:
+        self.raw = raw
+        self.read = read
+        self._done: dict[int, ViewMessage] = {}
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    @overload
+    def __getitem__(self, i: int) -> ViewMessage: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[ViewMessage]: ...
+
+    def __getitem__(self, i: int | slice) -> ViewMessage | list[ViewMessage]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self.raw)))]
+        if i < 0:
+            i += len(self.raw)
+        m = self._done.get(i)
+        if m is None:
+            m = self._done[i] = self.read(self.raw[i])
+        return m
+
+
 @dataclass(slots=True)
 class RequestView:
     """A request as the model sees it. `continues`: the request carries only what is new since an
@@ -59,7 +91,7 @@ class RequestView:
     model: str | None = None
     system: list[str] = field(default_factory=list)
     tools: list[ToolDef] | None = None  # None: the request carries no tool definitions
-    messages: list[ViewMessage] = field(default_factory=list)
+    messages: Sequence[ViewMessage] = field(default_factory=list)  # a list, or LazyMessages
     continues: str | None = None  # the previous response's id
 
 

@@ -25,9 +25,11 @@ times and tokens are kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from wirecap.analysis.transport import NETWORK, Call, CallTracker
 from wirecap.dialects import DIALECTS, Decoding, Unit
@@ -42,8 +44,9 @@ MAX_DETAILED_CALLS = 400  # calls whose contents are kept; past them, times and 
 MAX_LINEAGES = 64  # conversations remembered to tell what is new in a call
 MAX_OUTSIDE = 400  # stdout entries outside any call kept
 MAX_ASIDE_TEXT = 1000  # characters of one of them kept
-MAX_THREAD_TEXT = 3_000_000  # characters of request text kept over the whole session; past it parts keep less
-SHORT_PART_TEXT = 300  # ... that much
+MAX_THREAD_TEXT = 2_000_000  # characters of request text kept over the whole session; past it parts keep less
+SHORT_PART_TEXT = 200  # ... that much
+SHORT_NEW_MESSAGES = 10  # ... and a call keeps its last this many new messages
 MAX_TOOL_RUNS = 2000
 PENDING_PER_CHANNEL = 8  # requests held while their channel's dialect is not decided yet
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
@@ -169,6 +172,8 @@ class ThreadCall:
     new_omitted: int = 0  # new messages not kept (MAX_NEW_MESSAGES)
     reply: list[Part] = field(default_factory=list)
     response_id: str | None = None
+    tracked: bool = False  # its times and usage come from the events of its own turn (else from its reply)
+    side: bool = False  # outside the session's main conversation, and no subagent (a title, a summary...)
 
     @property
     def ttft(self) -> float | None:
@@ -187,7 +192,7 @@ class ThreadCall:
             "cost_usd": self.cost_usd, "outcome": self.outcome, "error": self.error, "stop_reason": self.stop_reason,
             "prewarm": self.prewarm, "retry": self.retry, "retry_of": self.retry_of, "lineage": self.lineage,
             "parent": None if self.parent is None else {"call": self.parent[0], "tool_call_id": self.parent[1]},
-            "detailed": self.detailed, "response_id": self.response_id,
+            "detailed": self.detailed, "response_id": self.response_id, "side": self.side,
             "system": None if self.system is None else [p.to_json() for p in self.system],
             "system_same_as": self.system_same_as,
             "tools": None if self.tools is None else [t.to_json() for t in self.tools],
@@ -235,8 +240,18 @@ class Thread:
     asides: list[Aside] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def main_lineage(self) -> int | None:
+        """The session's main conversation: the one with the most calls (the latest one of a tie); a
+        call of another one that no subagent tool started is a side call (a title, a summary...)."""
+        counts: dict[int, int] = {}
+        for c in self.calls:
+            if c.parent is None:  # (a subagent's conversation is never the main one)
+                counts[c.lineage] = counts.get(c.lineage, 0) + 1
+        return max(counts, key=lambda k: (counts[k], k)) if counts else None
+
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "calls": [c.to_json() for c in self.calls],
+        return {"key": self.key, "main_lineage": self.main_lineage, "calls": [c.to_json() for c in self.calls],
                 "tool_runs": [r.to_json() for r in self.tool_runs], "asides": [a.to_json() for a in self.asides],
                 "notes": self.notes}
 
@@ -258,6 +273,36 @@ def _message_key(m: rv.ViewMessage) -> int:
     return hash((m.role, tuple((p.kind, p.text, p.name, p.call_id, p.is_error) for p in m.parts)))
 
 
+TAIL = 3  # the newest messages of a call whose read form is kept (a client may re-mark them next call)
+
+
+def _raw_key(m: Any) -> int:
+    try:
+        return hash(orjson.dumps(m))
+    except TypeError:
+        return hash(repr(m))
+
+
+def _keys(view: rv.RequestView) -> list[int]:
+    """A hash per message: of its raw JSON when the view reads messages on demand (then only the new ones
+    are ever read), else of what the model reads of it."""
+    msgs = view.messages
+    if isinstance(msgs, rv.LazyMessages):
+        return [_raw_key(m) for m in msgs.raw]
+    return [_message_key(m) for m in msgs]
+
+
+def _repeats(lin: _Lineage, keys: list[int], view: rv.RequestView) -> int:
+    """How many of a request's first messages repeat the conversation's latest call. A message that
+    differs in its raw form only (Anthropic's `cache_control` moves to the newest message each call) is
+    compared by what the model reads of it."""
+    n = _common_prefix(lin.keys, keys)
+    end = min(len(lin.keys), len(keys))
+    while n < end and n in lin.tail and lin.tail[n] == _message_key(view.messages[n]):
+        n += 1 + _common_prefix(lin.keys[n + 1:], keys[n + 1:])
+    return n
+
+
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -276,6 +321,7 @@ class _Lineage:
     tools_key: int | None = None
     last_request: _Request | None = None
     root_prompt: int | None = None  # hash of its first call's last user text (a subagent's prompt)
+    tail: dict[int, int] = field(default_factory=dict)  # position -> what the model read of its last messages
 
 
 @dataclass
@@ -308,7 +354,7 @@ def _tool_shown(t: rv.ToolDef) -> ToolDefShown:
     return ToolDefShown(t.name, desc, schema, dsize + ssize)
 
 
-def _last_user_text(messages: list[rv.ViewMessage]) -> int | None:
+def _last_user_text(messages: Sequence[rv.ViewMessage]) -> int | None:
     for m in reversed(messages):
         if m.role == "user":
             texts = [p.text for p in m.parts if p.kind == rv.TEXT]
@@ -404,7 +450,7 @@ class ThreadSink:
         seq_v, t_v = rec.get("seq"), rec.get("t")
         seq = seq_v if isinstance(seq_v, int) else 0
         t = t_v if isinstance(t_v, (int, float)) else 0.0
-        keys = [_message_key(m) for m in view.messages]
+        keys = _keys(view)
         lin, earlier = self._lineage(unit.key, view, keys)
         req = _Request(unit.key, str(rec.get("ch")), seq, float(t), str(unit.dialect), lin.id, view.model,
                        messages_total=earlier + len(view.messages) if view.continues else len(view.messages),
@@ -415,7 +461,10 @@ class ThreadSink:
             self._keep(req, view, lin, keys, seq)
         else:
             lin.system_key, lin.tools_key = self._system_key(view), self._tools_key(view)
+        base = len(lin.keys) if view.continues else 0
         lin.keys = lin.keys + keys if view.continues else keys
+        n = len(view.messages)  # what the model reads of the newest messages (see _repeats)
+        lin.tail = {base + i: _message_key(view.messages[i]) for i in range(max(0, n - TAIL), n)}
         lin.last_request = req
         self._by_unit_last[unit.key] = lin
         self.requests[(unit.key, seq)] = req
@@ -434,12 +483,14 @@ class ThreadSink:
         """What the thread shows of a request: the system prompt and tools when they changed, the new messages."""
         self._keep_system_and_tools(req, view, lin, seq)
         start = 0 if view.continues else req.earlier
-        new = view.messages[start:]
-        if len(new) > MAX_NEW_MESSAGES:
-            req.new_omitted = len(new) - MAX_NEW_MESSAGES
-            new = new[-MAX_NEW_MESSAGES:]
-        limit = MAX_PART_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
-        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts]) for m in new]
+        short = self.kept_text >= MAX_THREAD_TEXT
+        keep = SHORT_NEW_MESSAGES if short else MAX_NEW_MESSAGES
+        total = len(view.messages) - start
+        new = view.messages[max(start, len(view.messages) - keep):]
+        req.new_omitted = total - len(new)
+        limit = SHORT_PART_TEXT if short else MAX_PART_TEXT
+        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts if p.kind != rv.TEXT or p.text.strip()])
+                   for m in new]  # (an empty text beside a tool call says nothing)
         self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
             sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
         if req.earlier == 0 and not view.continues:
@@ -449,7 +500,10 @@ class ThreadSink:
         """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
         prev = lin.last_request
         skey, tkey = self._system_key(view), self._tools_key(view)
-        if prev is not None and skey == lin.system_key:
+        inherit = view.continues is not None and not view.system  # (the response it continues has them)
+        if inherit:
+            skey = lin.system_key if lin.system_key is not None else skey
+        if prev is not None and skey == lin.system_key and (view.system or inherit):
             req.system_same_as_seq = prev.seq if prev.system is not None else prev.system_same_as_seq
         else:
             limit = MAX_SYSTEM_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
@@ -470,7 +524,7 @@ class ThreadSink:
             return lin, len(lin.keys)
         best, common = None, 0
         for lin in self.lineages:
-            n = _common_prefix(lin.keys, keys)
+            n = _repeats(lin, keys, view)
             if n > common or (n == common and n and best is not None and lin.id > best.id):
                 best, common = lin, n
         if best is not None and common:
@@ -519,7 +573,7 @@ def _call_of(n: int, call: Call | None, req: _Request | None, by_seq: dict[int, 
 
 
 def _times_and_usage(tc: ThreadCall, call: Call) -> None:
-    tc.transport = call.transport
+    tc.transport, tc.tracked = call.transport, True
     tc.t_first_token, tc.t_last, tc.model = call.first_output_t, call.end_t, call.model or tc.model
     tc.input_tokens = call.fresh_input_tokens if call.fresh_input_tokens is not None else call.input_tokens
     tc.cache_read_tokens, tc.cache_write_tokens = call.cache_read_tokens, call.cache_write_tokens
@@ -573,11 +627,16 @@ class _Merge:
         self.by_ch: dict[str, list[ThreadCall]] = {}
         for c in thread.calls:
             self.by_ch.setdefault(c.ch, []).append(c)
-        self.replies: dict[tuple[str, str], list[Part]] = {}  # (kind, text) -> reply parts not yet seen on stdout
-        self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> reply tool call / sent tool result
+        # (kind, text) -> (sent at, reply part) of the replies not yet seen on stdout
+        self.replies: dict[tuple[str, str], list[tuple[float, Part]]] = {}
+        self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> a reply's tool call / tool result
         self.issuer: dict[str, ThreadCall] = {}  # tool call id -> the call whose reply issued it
         self.inputs: dict[str, Any] = {}  # tool call id -> its input (subagent prompts)
         self.results: dict[str, tuple[float, bool, tuple[int, ...]]] = {}  # call id -> (t, is_error, seqs) of its result
+        self.issued_t: dict[str, float] = {}  # tool call id -> when its call streamed it
+        self.reply_t: dict[int, tuple[float, float]] = {}  # call n -> (first, last) time of its reply's entries
+        self.sent_ids = {p.call_id for c in thread.calls for m in c.new for p in m.parts
+                         if p.kind == rv.TOOL_RESULT and p.call_id}  # tool results some request carried back
 
     def _call_at(self, ch: str, seq: int | None) -> ThreadCall | None:
         found = None
@@ -588,7 +647,10 @@ class _Merge:
 
     def on_call_channel(self, e: Any) -> bool:
         """An entry of a call's channel: a reply part, or (at the request's own seq) the request's."""
-        call = self._call_at(e.ch, e.seq)
+        # (a message streamed across calls, e.g. Codebuff's one message item per prompt, belongs where
+        # it completed: its completed text is the one the entry holds)
+        at = max(e.seqs) if e.seqs and e.kind in ("assistant", "reasoning") else e.seq
+        call = self._call_at(e.ch, at)
         if call is None or not call.detailed:
             return call is not None
         if e.seq == call.seq:  # decoded from the request itself: already in the call's messages
@@ -599,14 +661,19 @@ class _Merge:
             return True
         part = _entry_part(e)
         call.reply.append(part)
+        if e.t >= call.t_sent:  # (an item that started before the request: no first token of this call)
+            first, _ = self.reply_t.get(call.n, (e.t, e.t))
+            self.reply_t[call.n] = (min(first, e.t), e.t)
         if e.kind in ("assistant", "reasoning"):
-            self.replies.setdefault((part.kind, part.text.strip()), []).append(part)
+            self.replies.setdefault((part.kind, part.text.strip()), []).append((call.t_sent, part))
         elif e.kind == "tool_call" and e.call_id:
             self.call_parts[(rv.TOOL_CALL, e.call_id)] = part
             self.issuer[e.call_id] = call
+            self.issued_t[e.call_id] = e.t
             self.inputs[e.call_id] = e.input
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.call_parts.setdefault((rv.TOOL_RESULT, e.call_id), part)
         return True
 
     def _result_sent(self, call: ThreadCall, e: Any) -> None:
@@ -622,24 +689,28 @@ class _Merge:
         or an aside."""
         if e.kind in ("assistant", "reasoning"):
             waiting = self.replies.get((_PART_OF_ENTRY[e.kind], e.text.strip()))
-            if waiting:
-                _add_seqs(waiting.pop(0), e)
+            if waiting:  # the same words from the latest call sent before the client printed them
+                before = [w for w in waiting if w[0] <= e.t]
+                pick = max(before, key=lambda w: w[0]) if before else waiting[0]
+                waiting.remove(pick)
+                _add_seqs(pick[1], e)
                 return
         elif e.kind == "tool_call" and (rv.TOOL_CALL, e.call_id) in self.call_parts:
             _add_seqs(self.call_parts[(rv.TOOL_CALL, e.call_id)], e)
             return
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
-            if e.call_id in self.issuer:
-                self.stdout_results.append(e)
+            within = self.call_parts.get((rv.TOOL_RESULT, e.call_id))
+            if within is not None:  # the client's result within a call (Codebuff): one part, both places
+                _add_seqs(within, e)
+                return
+            if e.call_id in self.sent_ids:  # shown where the model got it (with this line's seq)
                 return
         if e.kind in ("user", "tool_call", "tool_result", "assistant", "reasoning", "session", "result", "error",
                       "status") and len(self.t.asides) < MAX_OUTSIDE:
             text = e.arguments() if e.kind == "tool_call" else e.text
             self.t.asides.append(Aside(e.kind, e.t, clip(text, MAX_ASIDE_TEXT)[0], e.seq, e.is_error,
                                        len(text), e.name))
-
-    stdout_results: list[Any]
 
     def _sent_back(self) -> dict[str, tuple[ThreadCall, list[Part]]]:
         """Tool call id -> the first call that sent its result back to the model, and those result parts."""
@@ -661,8 +732,7 @@ class _Merge:
         for cid, issuer in list(self.issuer.items())[:MAX_TOOL_RUNS]:
             back, parts = sent_back.get(cid, (None, []))
             got = self.results.get(cid)
-            run = ToolRun(cid, self.call_parts[(rv.TOOL_CALL, cid)].name,
-                          issuer.t_last if issuer.t_last is not None else issuer.t_sent,
+            run = ToolRun(cid, self.call_parts[(rv.TOOL_CALL, cid)].name, self.issued_t.get(cid, issuer.t_sent),
                           issued_by=issuer.n, returned_in=back.n if back is not None else None)
             if got is not None:
                 run.t_end, run.is_error, run.seqs = got
@@ -671,6 +741,8 @@ class _Merge:
                     p.at = p.at + got[2][:1] if got[2] and got[2][0] not in p.at else p.at
             elif back is not None:
                 run.t_end = back.t_sent
+            if issuer.t_last is not None and (run.t_end is None or issuer.t_last <= run.t_end):
+                run.t_start = max(run.t_start, issuer.t_last)  # (a client runs a tool once the reply is whole)
             run.is_error = run.is_error or any(p.is_error for p in parts)
             self.t.tool_runs.append(run)
         self.t.tool_runs.sort(key=lambda r: r.t_start)
@@ -713,11 +785,32 @@ def _mark_echoes(calls: list[ThreadCall]) -> None:
         last[c.lineage] = c
 
 
+def _untracked_times(calls: list[ThreadCall], reply_t: dict[int, tuple[float, float]]) -> None:
+    """A request its decoder saw no turn of (Codebuff 1.0's `[TOOL_RESULT]` user-input goes on within the
+    prompt's turn): its first and last token from its reply; when it falls inside the turn of an earlier
+    call on its channel, it takes that turn's end, and the earlier call ends with its own reply."""
+    last_tracked: dict[str, ThreadCall] = {}
+    for c in calls:
+        if c.tracked:
+            last_tracked[c.ch] = c
+            continue
+        first_last = reply_t.get(c.n)
+        if first_last is not None:
+            c.t_first_token, c.t_last = first_last
+        p = last_tracked.get(c.ch)
+        if p is None or (p.t_last is not None and p.t_last < c.t_sent):
+            continue
+        c.transport, c.t_last, c.outcome, c.error, c.stop_reason = p.transport, p.t_last, p.outcome, p.error, \
+            p.stop_reason
+        p.t_last = reply_t[p.n][1] if p.n in reply_t else c.t_sent
+        p.outcome, p.error, p.stop_reason = "completed", None, None
+        last_tracked[c.ch] = c
+
+
 def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, int | None]) -> None:
     """Lay the conversation's entries onto the thread's calls (see `_Merge`), then time the tool runs and
     find the subagents."""
     m = _Merge(thread)
-    m.stdout_results = []
     others = []
     for ch, entries in conversation.items():
         if ch in m.by_ch:
@@ -729,6 +822,7 @@ def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, i
     for e in others:
         if e.ch not in m.by_ch:
             m.on_other_channel(e)
+    _untracked_times(thread.calls, m.reply_t)
     m.tool_runs()
     m.parents(roots)
     _mark_echoes(thread.calls)
@@ -746,6 +840,9 @@ def build_threads(sink: ThreadSink, conversation: dict[str, list[Any]], *, key: 
     roots = {lin.id: lin.root_prompt for lin in sink.lineages}
     thread = Thread(key, calls)
     merge(thread, conversation, roots)
+    main = thread.main_lineage
+    for c in thread.calls:
+        c.side = c.parent is None and c.lineage != main
     if not thread.calls and not thread.asides:
         return []
     return [thread]
