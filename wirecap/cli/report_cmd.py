@@ -75,7 +75,7 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
         raise WirecapError("--format html from standard input needs -o FILE")
     with readable_twice(list(captures)) as paths, Progress("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
-        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"),
+        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"), diff_json=fmt == "json",
                            watch=_reading(progress, dict(zip(paths, captures, strict=True))))
         _name_inputs_as_given(rep, paths, list(captures))
         if fmt == "html":
@@ -131,7 +131,7 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
         if rep.diff is not None:
             rep.diff["text"] = rep.diff["text"].replace(path, name)
             for side in ("a", "b"):
-                if rep.diff["json"].get(side) == path:
+                if rep.diff["json"] and rep.diff["json"].get(side) == path:
                     rep.diff["json"][side] = name
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from wirecap.analysis import notes as notes_mod
 from wirecap.analysis.diff import diff_captures
 from wirecap.analysis.pipeline import Isolated, decode_pass, drain
-from wirecap.analysis.report.compare import Comparison, build_comparison
+from wirecap.analysis.report.compare import Comparison, build_comparison, stats_only
 from wirecap.analysis.report.model import (
     MAX_FINDINGS,
     MAX_RELEVANT,
@@ -387,13 +387,13 @@ def build_capture_report(
     return report
 
 
-def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None)
-              ) -> tuple[dict[str, Any], Comparison]:
+def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None),
+              threads: tuple[Any, Any] = ((), ()), full_json: bool = True) -> tuple[dict[str, Any], Comparison]:
     """The diff of two captures as a report shows it: equal or not, the summary rows, the unified view
     (what `wirecap diff A B` prints, cut at `compare.MAX_UNIFIED` characters) and the full result as JSON; and
     A and B side by side (`compare.build_comparison`, with the captures' `sessions`)."""
     res = diff_captures(a, b)
-    cmp = build_comparison(res, *sessions, text=redactor.text, value=redactor.value)
+    cmp = build_comparison(res, *sessions, text=redactor.text, value=redactor.value, threads=threads)
     text = cmp.unified
     if cmp.unified_cut:
         text += f"\n… ({cmp.unified_cut} more characters)\n"
@@ -401,7 +401,9 @@ def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (N
         "equal": bool(res.equal),
         "rows": redactor.value(list(res.summary_rows())),
         "text": text,
-        "json": redactor.value(res.to_json()),
+        # (`wirecap diff --json`: every detailed difference; only the json format shows it, and for two big
+        # captures it is the biggest thing a report holds)
+        "json": redactor.value(res.to_json()) if full_json else None,
     }, cmp
 
 
@@ -413,9 +415,11 @@ def build_report(
     with_analysis: bool = True,
     relevant: bool = True,
     watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
+    diff_json: bool = True,
 ) -> Report:
     """A report on one capture, or on two with the diff between them (`relevant`, `watch`: as in
-    `build_capture_report`)."""
+    `build_capture_report`; `diff_json=False` leaves out the diff's full JSON, which only the json
+    format shows)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
@@ -424,7 +428,9 @@ def build_report(
     report = Report(captures=caps)
     if len(paths) == 2:
         try:
-            report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions))
+            report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions),
+                                                    (caps[0].threads, caps[1].threads), diff_json)
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
             report.diff_note = f"diff failed: {_failure(e)}"
+            report.compare = stats_only(paths[0], paths[1], (caps[0].sessions, caps[1].sessions), report.diff_note)
     return report

@@ -19,10 +19,13 @@ Labels say A and B everywhere; the file names appear once (`a_path`, `b_path`).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from wirecap.analysis.diff.alignment import item_field_diffs
 from wirecap.analysis.diff.items import Item, ItemStream
 from wirecap.analysis.diff.render import describe_change, render_unified
 from wirecap.analysis.diff.result import Change, DiffResult, PairDiff
@@ -35,6 +38,7 @@ MAX_ROWS = 600  # rows of the aligned conversations (all pairs); past it, counte
 MAX_FIELDS = 40  # field differences listed per changed item
 MAX_UNIFIED = 200_000  # characters of the unified diff kept
 MAX_VALUE = 2000  # characters of one field value kept (as text)
+MAX_WARNINGS = 20  # the readers' complaints listed (a damaged capture may have one per line)
 # Items that follow from what was said (a changed prompt changes the token counts and the turn's end)
 # or tell how the run went rather than what was said (an agent's status lines): a first divergence
 # among them is only named when nothing that was said differs. (stderr lines count with them.)
@@ -53,17 +57,26 @@ class Ref:
     seq: int | None
     ch: str
     t: float
+    call: int | None = None  # the LLM call of its capture's thread it belongs to (a wire item)
 
     def anchor(self) -> str:
         """The id of its record's row in the HTML report (A is capture 0, B capture 1)."""
         return f"seq-{self.seq}" if self.side == "A" else f"c1-seq-{self.seq}"
 
+    def call_anchor(self) -> str | None:
+        """The id of its call in the HTML report's thread."""
+        return None if self.call is None else f"c{0 if self.side == 'A' else 1}-call-{self.call}"
+
     def where(self) -> str:
-        return f"{self.side} seq {self.seq}" if self.seq is not None else f"{self.side} {self.ch}"
+        call = f"call {self.call}, " if self.call is not None else ""
+        return f"{self.side} {call}seq {self.seq}" if self.seq is not None else f"{self.side} {self.ch}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "label": self.label, "seq": self.seq, "ch": self.ch,
-                "t": round(self.t, 6)}
+        out = {"name": self.name, "kind": self.kind, "label": self.label, "seq": self.seq, "ch": self.ch,
+               "t": round(self.t, 6)}
+        if self.call is not None:
+            out["call"] = self.call
+        return out
 
 
 @dataclass(slots=True)
@@ -211,6 +224,7 @@ class Comparison:
     not_shown: int = 0  # differences the diff counted but did not detail (its SHOWN_MAX)
     timing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    failed: str = ""  # why A and B could not be compared item by item (then only their numbers are)
 
     def rename(self, path: str, name: str) -> None:
         """Call the capture read from `path` by `name` (standard input is `-`, not its temporary copy)."""
@@ -226,7 +240,7 @@ class Comparison:
             "pairs": [p.to_json() for p in self.pairs], "rows_omitted": self.rows_omitted,
             "stats": [s.to_json() for s in self.stats], "stats_note": self.stats_note or None,
             "unified_cut": self.unified_cut, "not_shown": self.not_shown, "timing": self.timing,
-            "warnings": self.warnings,
+            "warnings": self.warnings, **({"failed": self.failed} if self.failed else {}),
         }
 
 
@@ -238,6 +252,12 @@ Redact = Callable[[Any], Any]
 
 def _same(v: Any) -> Any:
     return v
+
+
+def _capped(lines: list[str], total: int) -> list[str]:
+    if total <= MAX_WARNINGS:
+        return lines
+    return [*lines[:MAX_WARNINGS], f"… {total - MAX_WARNINGS} more (`wirecap diff A B` lists them all)"]
 
 
 def _cut_values(old: Any, new: Any) -> tuple[Any, Any]:
@@ -263,10 +283,14 @@ def _cut_one(v: Any, start: int) -> Any:
 
 
 class _Builder:
-    """One comparison under way: the refs it made (each item described once), the rows left."""
+    """One comparison under way: the rows it may still make, where each side's time starts, and which
+    call of each side's thread an item belongs to."""
 
-    def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact) -> None:
+    def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact,
+                 calls: tuple[CallIndex, CallIndex] | None = None) -> None:
         self.res = res
+        a, b = calls if calls is not None else (CallIndex(), CallIndex())
+        self.calls = {"A": a, "B": b}
         self.context = context
         self.rows_left = max_rows
         self.rows_omitted = 0
@@ -276,7 +300,8 @@ class _Builder:
                      (("A", [p.a for p in res.pairs]), ("B", [p.b for p in res.pairs]))}
 
     def ref(self, side: str, it: Item) -> Ref:
-        return Ref(side, it.name, it.kind, self.text(it.describe()), it.seq[0] if it.seq else None, it.ch, it.t)
+        seq = it.seq[0] if it.seq else None
+        return Ref(side, it.name, it.kind, self.text(it.describe()), seq, it.ch, it.t, self.calls[side].of(it.ch, seq))
 
     def fields(self, c: Change) -> tuple[list[FieldDiff], int]:
         out = []
@@ -288,18 +313,20 @@ class _Builder:
                                  self.text(describe_change(old, new))))
         return out, max(0, len(c.fields) - MAX_FIELDS)
 
-    def change_row(self, c: Change) -> Row:
+    def change_row(self, c: Change, moved_to: str | None = None) -> Row:
         a = self.ref("A", c.a) if c.a is not None else None
         b = self.ref("B", c.b) if c.b is not None else None
         fields, omitted = self.fields(c) if c.op == "changed" else ([], 0)
-        return Row(c.op, a, b, fields, omitted)
+        return Row(c.op, a, b, fields, omitted, moved=moved_to)
 
-    def add(self, rows: list[Row], row: Row) -> None:
+    def add(self, rows: list[Row], make: Callable[[], Row]) -> None:
+        """The row `make` makes, while there is room (past MAX_ROWS it is counted, not made: describing
+        an item and its field differences is what costs)."""
         if self.rows_left <= 0:
             self.rows_omitted += 1
             return
         self.rows_left -= 1
-        rows.append(row)
+        rows.append(make())
 
     def pair(self, p: PairDiff) -> PairView:
         view = PairView(p.a.key if p.a else None, p.b.key if p.b else None, p.dialect,
@@ -313,9 +340,7 @@ class _Builder:
         n = len(p.script)
         for k, entry in enumerate(p.script):
             if isinstance(entry, Change):
-                row = self.change_row(entry)
-                row.moved = moves.get(id(entry))
-                self.add(view.rows, row)
+                self.add(view.rows, partial(self.change_row, entry, moves.get(id(entry))))
             else:
                 self._equal(view.rows, p.a, p.b, entry, before=k > 0, after=k + 1 < n)
         return view
@@ -326,10 +351,13 @@ class _Builder:
         side, op = ("B", "added") if view.a_key is None else ("A", "removed")
         shown = stream.items[: 2 * self.context]
         for it in shown:
-            r = self.ref(side, it)
-            self.add(view.rows, Row(op, r if side == "A" else None, r if side == "B" else None))
+            self.add(view.rows, partial(self._lone_row, op, side, it))
         if len(stream.items) > len(shown):
-            self.add(view.rows, Row("more", skipped=len(stream.items) - len(shown)))
+            self.add(view.rows, lambda: Row("more", skipped=len(stream.items) - len(shown)))
+
+    def _lone_row(self, op: str, side: str, it: Item) -> Row:
+        r = self.ref(side, it)
+        return Row(op, r if side == "A" else None, r if side == "B" else None)
 
     def _equal(self, rows: list[Row], a: ItemStream, b: ItemStream, span: tuple[Any, ...], *, before: bool,
                after: bool) -> None:
@@ -343,12 +371,12 @@ class _Builder:
             head = range(i1, min(i2, i1 + ctx)) if before else range(i1, i1)
             tail = range(max(i1 + len(head), i2 - ctx), i2) if after else range(i2, i2)
         for i in head:
-            self.add(rows, self._equal_row(a, b, i, j1 + i - i1))
+            self.add(rows, partial(self._equal_row, a, b, i, j1 + i - i1))
         skipped = i2 - i1 - len(head) - len(tail)
         if skipped > 0:
-            self.add(rows, Row("gap", skipped=skipped))
+            self.add(rows, lambda: Row("gap", skipped=skipped))
         for i in tail:
-            self.add(rows, self._equal_row(a, b, i, j1 + i - i1))
+            self.add(rows, partial(self._equal_row, a, b, i, j1 + i - i1))
 
     def _equal_row(self, a: ItemStream, b: ItemStream, i: int, j: int) -> Row:
         return Row("equal", self.ref("A", a.items[i]), self.ref("B", b.items[j]))
@@ -374,6 +402,26 @@ def moved(p: PairDiff) -> dict[int, str]:
     return out
 
 
+class CallIndex:
+    """Which LLM call of a capture's thread an item belongs to: the last call sent on its channel at or
+    before its first record (`report.thread`'s calls: anything with `ch`, `seq` and `n`)."""
+
+    def __init__(self, threads: Iterable[Any] = ()) -> None:
+        self._by_ch: dict[str, list[tuple[int, int]]] = {}
+        for th in threads:
+            for c in getattr(th, "calls", ()):
+                self._by_ch.setdefault(c.ch, []).append((c.seq, c.n))
+        for calls in self._by_ch.values():
+            calls.sort()
+
+    def of(self, ch: str, seq: int | None) -> int | None:
+        calls = self._by_ch.get(ch)
+        if not calls or seq is None:
+            return None
+        i = bisect_right(calls, (seq, 1 << 62)) - 1
+        return calls[i][1] if i >= 0 else None
+
+
 def _first_t(streams: Iterable[ItemStream | None]) -> float:
     """Where a side's time starts: its first item's (each side's times are compared from their start)."""
     ts = [s.t_first for s in streams if s is not None and s.t_first is not None]
@@ -382,28 +430,44 @@ def _first_t(streams: Iterable[ItemStream | None]) -> float:
 
 def build_comparison(res: DiffResult, sessions_a: list[dict[str, Any]] | None,
                      sessions_b: list[dict[str, Any]] | None, *, text: Redact = _same, value: Redact = _same,
-                     context: int = CONTEXT, max_rows: int = MAX_ROWS) -> Comparison:
+                     context: int = CONTEXT, max_rows: int = MAX_ROWS, threads: tuple[Any, Any] = ((), ())
+                     ) -> Comparison:
     """The comparison of `res` (an events-level `diff_captures` result) with the two captures' sessions
-    (None: their statistics failed). `text` and `value` redact what is shown (texts, values)."""
-    b = _Builder(res, context, max_rows, text, value)
+    (None: their statistics failed). `text` and `value` redact what is shown (texts, values); `threads`
+    (each capture's `report.thread` threads) name the LLM call each wire item belongs to."""
+    b = _Builder(res, context, max_rows, text, value, (CallIndex(threads[0]), CallIndex(threads[1])))
     cmp = Comparison(res.a, res.b, res.equal, res.summary_line(), res.counts(), list(res.summary_rows()),
                      not_shown=res.not_shown, timing=[f.describe() for f in res.timing],
-                     warnings=[text(w) for w in res.warnings])
+                     warnings=_capped([text(w) for w in res.warnings[:MAX_WARNINGS + 1]], len(res.warnings)))
     cmp.pairs = [b.pair(p) for p in res.pairs]
     cmp.rows_omitted = b.rows_omitted
     cmp.first = first_divergence(res, b, cmp.pairs)
-    if sessions_a is None or sessions_b is None:
-        cmp.stats_note = "no statistics side by side: the statistics of " + (
-            "A" if sessions_a is None else "B") + " failed"
-    else:
-        cmp.stats = [StatRow(r["metric"], r["a"], r["b"], r["delta"], r["ratio"], r["differs"], r["timing"])
-                     for r in stats_rows(sessions_a, sessions_b)]
+    _add_stats(cmp, sessions_a, sessions_b)
     unified = text(render_unified(res, color=False))
     if len(unified) > MAX_UNIFIED:
         cmp.unified_cut = len(unified) - MAX_UNIFIED
         unified = unified[:MAX_UNIFIED]
     cmp.unified = unified
     return cmp
+
+
+def stats_only(a: str, b: str, sessions: tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None],
+               failed: str) -> Comparison:
+    """A and B when their items cannot be compared (`failed` says why: two dialects with nothing in
+    common, a decoder bug): their numbers side by side still can."""
+    cmp = Comparison(a, b, False, failed, {}, [], failed=failed)
+    _add_stats(cmp, *sessions)
+    return cmp
+
+
+def _add_stats(cmp: Comparison, sessions_a: list[dict[str, Any]] | None,
+               sessions_b: list[dict[str, Any]] | None) -> None:
+    if sessions_a is None or sessions_b is None:
+        cmp.stats_note = "no statistics side by side: the statistics of " + (
+            "A" if sessions_a is None else "B") + " failed"
+        return
+    cmp.stats = [StatRow(r["metric"], r["a"], r["b"], r["delta"], r["ratio"], r["differs"], r["timing"])
+                 for r in stats_rows(sessions_a, sessions_b)]
 
 
 # --- the first divergence --------------------------------------------------------------------------------
@@ -445,10 +509,10 @@ def first_divergence(res: DiffResult, b: _Builder, pairs: list[PairView]) -> Div
     _, k, what = min(found, key=lambda c: c[0])
     view = pairs[k]
     if isinstance(what, ItemStream):
-        div = _lone_divergence(k, view, what, pairs)
+        div = _lone_divergence(k, view, what, pairs, b)
         row_of: Callable[[Row], bool] = lambda r: r.op not in ("gap", "more")  # noqa: E731 - the lone channel's first row
     else:
-        div = _change_divergence(k, view, what, b)
+        div = _change_divergence(k, view, what, b, res.pairs[k].script)
         row_of = lambda r: r.op == what.op and _same_item(r, what)  # noqa: E731
     for i, r in enumerate(view.rows):
         if row_of(r):
@@ -464,7 +528,7 @@ def _same_item(r: Row, c: Change) -> bool:
             and (c.b is None or (r.b is not None and r.b.name == c.b.name)))
 
 
-def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView]) -> Divergence:
+def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView], b: _Builder) -> Divergence:
     side = view.only or "?"
     other = "B" if side == "A" else "A"
     what = f"channel {u.key} ({u.dialect or u.kind}, {len(u.items)} items) only in {side}"
@@ -472,13 +536,12 @@ def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView
     if instead:
         what += f"; {other} has {', '.join(instead)} instead"
     first = u.items[0] if u.items else None
-    ref = Ref(side, first.name, first.kind, first.describe(), first.seq[0] if first.seq else None, first.ch,
-              first.t) if first is not None else None
+    ref = b.ref(side, first) if first is not None else None
     return Divergence(k, None, "channel", what, view.title, ref if side == "A" else None,
                       ref if side == "B" else None)
 
 
-def _change_divergence(k: int, view: PairView, c: Change, b: _Builder) -> Divergence:
+def _change_divergence(k: int, view: PairView, c: Change, b: _Builder, script: list[Any]) -> Divergence:
     a = b.ref("A", c.a) if c.a is not None else None
     bb = b.ref("B", c.b) if c.b is not None else None
     fields: list[FieldDiff] = []
@@ -486,13 +549,40 @@ def _change_divergence(k: int, view: PairView, c: Change, b: _Builder) -> Diverg
         fields = b.fields(c)[0]
         assert a is not None and bb is not None
         other = f" (B: {bb.name})" if bb.name != a.name else ""
-        what = f"{a.name}{other} differs: " + "; ".join(f"{f.path}: {f.text}" for f in fields[:3])
-        if len(fields) > 3:
-            what += f"; and {len(fields) - 3} more field(s)"
-    elif c.op == "added":
-        assert bb is not None
-        what = f"only in B: {bb.name} {bb.label}".rstrip()
+        what = f"{a.name}{other} differs: " + _field_texts(fields)
     else:
-        assert a is not None
-        what = f"only in A: {a.name} {a.label}".rstrip()
+        mine = bb if c.op == "added" else a
+        assert mine is not None
+        what = f"only in {mine.side}: {mine.name} {mine.label}".rstrip()
+        twin = _instead(c, script)
+        if twin is not None:
+            other = "A" if mine.side == "B" else "B"
+            it = twin.a if other == "A" else twin.b
+            assert it is not None
+            x, y = twin.a or c.a, twin.b or c.b
+            if it.kind == mine.kind and x is not None and y is not None:  # the same kind, near it: compared
+                fields = b.fields(Change("changed", it.kind, x, y, item_field_diffs(x, y)))[0]
+                what += f"; {other}'s {it.name}, near it, differs: " + _field_texts(fields)
+            else:
+                what += f"; {other} has {it.name} there: {b.text(it.describe())}".rstrip(" :")
     return Divergence(k, None, c.op, what, view.title, a, bb, [f.path for f in fields], fields)
+
+
+def _field_texts(fields: list[FieldDiff]) -> str:
+    text = "; ".join(f"{f.path}: {f.text}" for f in fields[:3])
+    return text + (f"; and {len(fields) - 3} more field(s)" if len(fields) > 3 else "")
+
+
+def _instead(c: Change, script: list[Any]) -> Change | None:
+    """What the other side says at the same place, when it says something else there: the nearest item
+    only it has (not a consequence) in the same run of differences."""
+    at = next(i for i, e in enumerate(script) if e is c)
+    op = "removed" if c.op == "added" else "added"
+    for dist in range(1, len(script)):
+        near = [script[i] for i in (at - dist, at + dist) if 0 <= i < len(script)]
+        for e in near:
+            if isinstance(e, Change) and e.op == op and e.kind not in CONSEQUENCES:
+                return e
+        if not any(isinstance(e, Change) for e in near):
+            return None  # (the run of differences ends on both sides)
+    return None

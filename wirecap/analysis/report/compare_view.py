@@ -7,6 +7,7 @@ Everywhere the sides are called A and B; the file names are said once, at the to
 from __future__ import annotations
 
 import re
+import textwrap
 from html import escape
 from typing import Any
 
@@ -17,6 +18,7 @@ OP_MARKS = {"equal": " ", "changed": "~", "removed": "-", "added": "+", "gap": "
 OP_WORDS = {"equal": "the same", "changed": "changed", "removed": "only in A", "added": "only in B", "gap": "",
             "more": ""}
 FIRST = "▶"
+MAX_HEAD_FIELDS = 6  # field differences of the first divergence a terminal shows with their values
 
 
 def _cut(s: str, n: int) -> str:
@@ -66,6 +68,8 @@ def shown_stats(cmp: Comparison) -> list[StatRow]:
 
 
 def verdict(cmp: Comparison) -> str:
+    if cmp.failed:
+        return f"A and B are not compared item by item ({cmp.failed}); their numbers are, below"
     return ("A and B are equal" if cmp.equal else "A and B differ") + f": {cmp.summary}"
 
 
@@ -95,12 +99,32 @@ def row_more(row: Row) -> str:
 
 
 def term_lines(cmp: Comparison, width: int) -> list[str]:
-    """The comparison for a terminal `width` columns wide."""
-    out = ["== A vs B ==", f"A  {cmp.a_path}", f"B  {cmp.b_path}", verdict(cmp)]
-    out += [f"warning: {w}" for w in cmp.warnings] + [f"timing: {t}" for t in cmp.timing]
-    if cmp.first is not None:
-        out += ["", f"-- first divergence ({FIRST}) --", divergence_where(cmp.first), cmp.first.what]
-    out += ["", "-- statistics side by side --", *_term_stats(cmp, width)]
+    """The comparison for a terminal `width` columns wide: `term_head` then `term_body`."""
+    return term_head(cmp, width) + [""] + term_body(cmp, width)
+
+
+def term_head(cmp: Comparison, width: int) -> list[str]:
+    """What a terminal shows first: the files, the verdict, the first divergence with its fields."""
+    out = ["== A vs B ==", f"A  {cmp.a_path}", f"B  {cmp.b_path}"]
+    for line in [verdict(cmp), *(f"warning: {w}" for w in cmp.warnings), *(f"timing: {t}" for t in cmp.timing)]:
+        out += textwrap.wrap(line, max(20, width), subsequent_indent="  ", break_on_hyphens=False) or [""]
+    d = cmp.first
+    if d is not None:
+        out += ["", f"-- first divergence ({FIRST}) --"]
+        for line in (divergence_where(d), d.what):
+            out += textwrap.wrap(line, max(20, width), subsequent_indent="  ", break_on_hyphens=False) or [""]
+        for f in d.fields[:MAX_HEAD_FIELDS]:
+            a, b = value_texts(f, max(20, width - 12))
+            out += [f"  {_cut(f.path, width - 2)}", f"    A: {_cut(a if f.in_a else '(missing)', width - 7)}",
+                    f"    B: {_cut(b if f.in_b else '(missing)', width - 7)}"]
+    return out
+
+
+def term_body(cmp: Comparison, width: int) -> list[str]:
+    """The rest, after the two captures' reports: the numbers, the aligned conversations, the unified diff."""
+    out = ["== A vs B, side by side ==", "", "-- statistics side by side --", *_term_stats(cmp, width)]
+    if cmp.failed:
+        return out
     out += ["", "-- aligned conversations --"]
     for p in cmp.pairs:
         out += _term_pair(p, width)
@@ -168,9 +192,14 @@ def _term_row(row: Row, col: int, width: int) -> list[str]:
 # --- markdown ----------------------------------------------------------------------------------------
 
 
-def md_cell(v: Any) -> str:
-    s = str(v).replace("\r", "").replace("\n", " ").replace("|", "\\|")
-    return s if len(s) <= 300 else s[:299] + "…"
+def md_cell(v: Any, *, code: bool = False) -> str:
+    """Text in a table cell: one line, `|` escaped, at most 300 characters; outside code `<` and `&` as
+    entities (a prompt's `<system-reminder>` must show, not be taken for HTML)."""
+    s = str(v).replace("\r", "").replace("\n", " ")
+    s = s if len(s) <= 300 else s[:299] + "…"
+    if not code:
+        s = s.replace("&", "&amp;").replace("<", "&lt;")
+    return s.replace("|", "\\|")
 
 
 def md_code(s: str) -> str:
@@ -185,7 +214,7 @@ def markdown_parts(cmp: Comparison) -> dict[str, list[str]]:
     """The comparison's parts as Markdown lines: `head` (the files and the verdict), `first` (the first
     divergence with its field differences), `stats`, `aligned` (every pair's aligned rows) and
     `unified` (the unified diff, folded). Each is self-contained: a budget may drop any after `head`."""
-    head = ["| | file |", "|---|---|", f"| **A** | `{md_cell(cmp.a_path)}` |", f"| **B** | `{md_cell(cmp.b_path)}` |",
+    head = ["| | file |", "|---|---|", f"| **A** | `{md_cell(cmp.a_path, code=True)}` |", f"| **B** | `{md_cell(cmp.b_path, code=True)}` |",
             "", f"**{verdict(cmp)}**", ""]
     head += [f"- ⚠ {w}" for w in cmp.warnings] + [f"- ⏱ {t}" for t in cmp.timing]
     return {"head": head, "first": _md_first(cmp), "stats": _md_stats(cmp), "aligned": _md_aligned(cmp),
@@ -201,7 +230,7 @@ def _md_first(cmp: Comparison) -> list[str]:
         out += ["| path | A | B |", "|---|---|---|"]
         for f in d.fields:
             a, b = value_texts(f, 240)
-            out.append(f"| `{md_cell(f.path)}` | {_md_value(f, a, f.in_a)} | {_md_value(f, b, f.in_b)} |")
+            out.append(f"| `{md_cell(f.path, code=True)}` | {_md_value(f, a, f.in_a)} | {_md_value(f, b, f.in_b)} |")
         out.append("")
     return out
 
@@ -229,7 +258,7 @@ def value_texts(f: FieldDiff, width: int) -> tuple[str, str]:
 def _md_value(f: FieldDiff, text: str, has: bool) -> str:
     if not has:
         return "_(missing)_"
-    return md_code(md_cell(text))
+    return md_code(md_cell(text, code=True))
 
 
 def _md_stats(cmp: Comparison) -> list[str]:
@@ -247,6 +276,8 @@ def _md_stats(cmp: Comparison) -> list[str]:
 
 
 def _md_aligned(cmp: Comparison) -> list[str]:
+    if cmp.failed:
+        return []
     out = ["### Aligned conversations", "", f"`~` changed, `-` only in A, `+` only in B, {FIRST} the first divergence", ""]
     for p in cmp.pairs:
         out += [f"#### {md_cell(p.title)}", ""]
@@ -260,11 +291,12 @@ def _md_aligned(cmp: Comparison) -> list[str]:
     return out
 
 
-def _md_ref(r: Ref | None) -> str:
+def _md_ref(r: Ref | None, *, same: bool = False) -> str:
     if r is None:
         return ""
-    seq = f" <sub>seq {r.seq}</sub>" if r.seq is not None else ""
-    return f"`{md_cell(r.name)}` {md_cell(r.label)}{seq}"
+    at = ([f"call {r.call}"] if r.call is not None else []) + ([f"seq {r.seq}"] if r.seq is not None else [])
+    seq = f" <sub>{' · '.join(at)}</sub>" if at else ""
+    return f"`{md_cell(r.name, code=True)}` " + ("_(the same)_" if same else md_cell(r.label)) + seq
 
 
 def _md_row(row: Row) -> str:
@@ -275,7 +307,10 @@ def _md_row(row: Row) -> str:
     if row.fields_omitted:
         diffs += f"<br>… {row.fields_omitted} more"
     diffs = diffs or md_cell(row_more(row))
-    return f"| {mark}`{OP_MARKS[row.op]}` | {_md_ref(row.a)} | {_md_ref(row.b)} | {diffs} |"
+    b = _md_ref(row.b)
+    if row.op == "equal" and row.a is not None and row.b is not None and row.a.label == row.b.label:
+        b = _md_ref(row.b, same=True)  # (said once: the budget goes to what differs)
+    return f"| {mark}`{OP_MARKS[row.op]}` | {_md_ref(row.a)} | {b} | {diffs} |"
 
 
 def _md_unified(cmp: Comparison) -> list[str]:
@@ -327,6 +362,8 @@ def html_section(cmp: Comparison | None, note: str = "") -> str:
     parts += [f'<p class="warn">⏱ {_e(t)}</p>' for t in cmp.timing]
     parts.append(_html_first(cmp))
     parts.append(_html_stats(cmp))
+    if cmp.failed:
+        return "".join(parts) + "</section>"
     parts.append('<h3 id="compare-aligned">Aligned conversations</h3>')
     parts += [_html_pair(p, k) for k, p in enumerate(cmp.pairs)]
     if cmp.rows_omitted:
@@ -343,6 +380,9 @@ def _html_first(cmp: Comparison) -> str:
         return ""
     link = '<a href="#first-divergence">in the aligned conversation</a>' if d.row is not None else ""
     where = " · ".join(_html_ref_link(r, r.where()) for r in (d.a, d.b) if r is not None)
+    calls = " · ".join(f'<a href="#{_e(r.call_anchor())}">{r.side}\'s call {r.call} in its thread</a>'
+                       for r in (d.a, d.b) if r is not None and r.call is not None)
+    where += f" ({calls})" if calls else ""
     out = [f'<div class="divergence" id="compare-first"><h3>{FIRST} First divergence</h3>',
            f"<p>{_e(d.where)}{', ' + where if where else ''} {link}</p><p><strong>{_e(d.what)}</strong></p>"]
     if d.fields:
@@ -384,6 +424,9 @@ def _html_cell(r: Ref | None) -> str:
     if r is None:
         return ""
     seq = f' <a class="muted" href="#{_e(r.anchor())}">seq {r.seq}</a>' if r.seq is not None else ""
+    call = r.call_anchor()
+    if call is not None:
+        seq = f' <a class="muted" href="#{_e(call)}">call {r.call}</a>' + seq
     return f"<code>{_e(r.name)}</code> {_e(r.label)}{seq}"
 
 

@@ -6,25 +6,23 @@ secret shape is redacted again, whatever the capture's own redaction was.
 It fits a budget (`max_chars`, by default MAX_CHARS: what a GitHub issue accepts): the document is
 made of parts (`Part`), each given its share in the order of what matters (`fit`), and a part that
 does not fit whole is cut at a line, its open code fence and `<details>` closed, with a line that says
-what was left out and how to see it (`wirecap report CAP -f html`, `wirecap cat --seq N`)."""
+what was left out and how to see it (`wirecap report CAP -f html`, `wirecap cat CAP --seq N`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from wirecap.analysis.report import common, compare_view
+from wirecap.analysis.report import common, compare_view, thread_view
 from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report
-from wirecap.analysis.report.thread_view import thread_markdown
+from wirecap.analysis.report.thread import ThreadCall
 from wirecap.capture.redact import Redactor
 
 MAX_CHARS = 65_536  # a GitHub issue's body limit, in characters
 MAX_RAW_CHARS = 6000
-MAX_CONV_ENTRIES = 200
 FOOTER = "<sub>made by `wirecap report`; secrets are redacted.</sub>"
 
 
@@ -52,11 +50,11 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line for line in text.splitlines()) or "> "
 
 
-def _raw(rec: dict[str, Any]) -> str:
+def _raw(rec: dict[str, Any], path: str) -> str:
     body = orjson.dumps(rec, option=orjson.OPT_INDENT_2).decode()
     if len(body) > MAX_RAW_CHARS:
         body = body[:MAX_RAW_CHARS] + (f"\n… ({len(body) - MAX_RAW_CHARS} more characters: "
-                                       f"`wirecap cat --seq {rec.get('seq')}` shows it whole)")
+                                       f"`wirecap cat {path} --seq {rec.get('seq')} --json` shows it whole)")
     return body
 
 
@@ -80,10 +78,11 @@ class Part:
         return sum(len(line) + 1 for line in self.lines)
 
 
-# Ranks: what matters first.
-TITLE, FINDINGS, FAILING, DIVERGENCE, SUMMARY, THREAD, STATS, ALIGNED, REST, RAW, UNIFIED = range(11)
-_FLOORS = {TITLE: 1.0, FINDINGS: 0.15, FAILING: 0.12, DIVERGENCE: 0.1, SUMMARY: 0.04, THREAD: 0.2, STATS: 0.03,
-           ALIGNED: 0.08}
+# Ranks: what matters first. (The comparison of two captures, its numbers side by side and its aligned
+# conversations, is what a two-capture report is read for: before each capture's own thread.)
+TITLE, FINDINGS, FAILING, DIVERGENCE, SUMMARY, STATS, ALIGNED, THREAD, REST, RAW, UNIFIED = range(11)
+_FLOORS = {TITLE: 1.0, FINDINGS: 0.15, FAILING: 0.12, DIVERGENCE: 0.1, SUMMARY: 0.04, STATS: 0.03, ALIGNED: 0.15,
+           THREAD: 0.2}
 _CUT_NOTE_ROOM = 400  # characters kept for a cut part's closing lines and its note
 
 
@@ -186,78 +185,6 @@ def _track(line: str, ticks: str | None, details: int) -> tuple[str | None, int]
 # --- the parts of one capture --------------------------------------------------------------------------
 
 
-def _conversation(cap: CaptureReport) -> list[str]:
-    out: list[str] = []
-    shown = 0
-    for ch in cap.conversation_channels():
-        entries = cap.conversation.get(ch)
-        if not entries:
-            if ch in cap.conversation_notes:
-                out.append(f"- `{ch}`: {cap.conversation_notes[ch]}")
-            continue
-        out += ["", f"#### `{ch}`", ""]
-        out += [_note_line(n) for n in common.channel_notes(cap.notes, ch)]
-        take = entries[:max(0, MAX_CONV_ENTRIES - shown)]
-        shown += len(take)
-        for e in take:
-            out += _conv_entry(e)
-            out += [_note_line(n) for n in common.notes_at(cap.notes, e)]
-    total = sum(len(v) for v in cap.conversation.values())
-    if total > shown:
-        out.append(f"\n_… {total - shown} more conversation entries (see the HTML report)_")
-    return out
-
-
-def _note_line(n: Any) -> str:
-    return f"> 📝 **{n.tag}** ({n.author}, `{n.id}`): {n.text}\n"
-
-
-def _conv_entry(e: ConvEntry) -> list[str]:
-    where = f"seq {e.seq}" if e.seq is not None else ""
-    return _CONV_LINES.get(e.kind, _conv_line)(e, where)
-
-
-def _conv_title(e: ConvEntry, where: str) -> str:
-    return f"**{common.entry_title(e)}**" + (f" <sub>{where}</sub>" if where else "")
-
-
-def _conv_folded(e: ConvEntry, summary: str) -> list[str]:
-    return [f"<details><summary>{summary}</summary>", "", fence(e.text), "", "</details>", ""]
-
-
-def _conv_reasoning(e: ConvEntry, where: str) -> list[str]:
-    return _conv_folded(e, f"{common.entry_title(e)} ({len(e.text)} characters) {where}")
-
-
-def _conv_tool_call(e: ConvEntry, where: str) -> list[str]:
-    args = e.arguments(indent=True)
-    return [_conv_title(e, where), "", fence(args, "json") if args else "", ""]
-
-
-def _conv_tool_result(e: ConvEntry, where: str) -> list[str]:
-    return _conv_folded(e, f"{common.entry_title(e)} {where}")
-
-
-def _conv_user(e: ConvEntry, where: str) -> list[str]:
-    return [_conv_title(e, where), "", _quote(e.text), ""]
-
-
-def _conv_assistant(e: ConvEntry, where: str) -> list[str]:
-    return [_conv_title(e, where), "", e.text, ""]
-
-
-def _conv_line(e: ConvEntry, where: str) -> list[str]:
-    """Status, session, result and error entries say it in their title line; others show the title alone."""
-    said = e.kind in ("status", "session", "result", "error")
-    return [_conv_title(e, where) + (f": {e.text}" if said else ""), ""]
-
-
-_CONV_LINES: dict[str, Callable[[ConvEntry, str], list[str]]] = {
-    "reasoning": _conv_reasoning, "tool_call": _conv_tool_call, "tool_result": _conv_tool_result,
-    "user": _conv_user, "assistant": _conv_assistant,
-}
-
-
 def _transport(cap: CaptureReport, h: str) -> list[str]:
     if cap.transport is None:
         return []
@@ -280,6 +207,12 @@ def _findings(cap: CaptureReport, h: str) -> list[str]:
     return [*out, ""]
 
 
+def failing_call(cap: CaptureReport) -> ThreadCall | None:
+    """The first LLM call of the thread that did not complete (failed, cut), in the order sent."""
+    failed = [c for th in cap.threads for c in th.calls if c.outcome in ("failed", "cut")]
+    return min(failed, key=lambda c: (c.t_sent, c.seq)) if failed else None
+
+
 def failing_entry(cap: CaptureReport) -> ConvEntry | None:
     """The first thing that failed in the conversation: an error, or a turn or session ended in error."""
     errors = [e for es in cap.conversation.values() for e in es
@@ -287,23 +220,43 @@ def failing_entry(cap: CaptureReport) -> ConvEntry | None:
     return min(errors, key=lambda e: (e.t, e.seq if e.seq is not None else 0)) if errors else None
 
 
+def _quoted(text: str, limit: int = 800) -> list[str]:
+    cut = text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+    return [_quote(cut), ""]
+
+
+def _call_lines(c: ThreadCall, path: str) -> list[str]:
+    """A failed call: its head and figures, what was new in what it sent, what came back."""
+    out = [f"**{thread_view.call_head(c)}** <sub>seq {c.seq}</sub>", "", " · ".join(thread_view.call_figures(c)), ""]
+    if not c.detailed:
+        return out
+    out += [f"_sent: {thread_view.sent_text(c)}_", ""]
+    fresh, _ = thread_view.new_first(c)
+    for m in fresh[-3:]:
+        for p in m.parts[-2:]:
+            out += [f"→ **{thread_view.part_label(p, m.role)}**", "", *_quoted(p.text)]
+    for p in c.reply[-3:]:
+        out += [f"← **{thread_view.part_label(p, 'assistant')}**", "", *_quoted(p.text)]
+    return out + [f"The request and its answer: `wirecap cat {path} --seq {c.seq}` and the records after it.", ""]
+
+
 def _failing(cap: CaptureReport, h: str) -> list[str]:
+    """The failing call: the first LLM call that failed, else the first error the conversation shows."""
+    call = failing_call(cap)
+    if call is not None:
+        return [f"{h}# Failing call", "", *_call_lines(call, cap.path)]
     e = failing_entry(cap)
     if e is None:
         return []
     where = f"`{e.ch}`" + (f", seq {e.seq}" if e.seq is not None else "") + f", at {e.t:.2f}s"
     out = [f"{h}# Failing call", "", f"**{common.entry_title(e)}** ({where}): {_cell(e.text)}", ""]
-    chan = next((c for c in cap.channels if c.ch == e.ch), None)
-    if chan is not None:
-        rows = [r for r in common.channel_rows(cap) if r[0] == e.ch]
+    rows = [r for r in common.channel_rows(cap) if r[0] == e.ch]
+    if rows:
         out += [table(common.CHANNEL_HEADERS, rows), ""]
-    calls = [e2 for e2 in cap.conversation.get(e.ch, []) if e2.kind in ("user", "assistant", "tool_call", "error")]
-    for e2 in calls[:6]:
-        out += _conv_entry(e2)
     if e.seq is not None and e.seq in cap.relevant:
-        out += _raw_details(e.seq, cap.relevant[e.seq])
+        out += _raw_details(e.seq, cap.relevant[e.seq], cap.path)
     elif e.seq is not None:
-        out += [f"The record: `wirecap cat --seq {e.seq} {cap.path}`.", ""]
+        out += [f"The record: `wirecap cat {cap.path} --seq {e.seq}`.", ""]
     return out
 
 
@@ -312,7 +265,7 @@ def _summary(cap: CaptureReport, h: str) -> list[str]:
 
 
 def _thread(cap: CaptureReport, h: str) -> list[str]:
-    return [f"{h}# Conversation", "", *thread_markdown(cap, h + "##"), ""]
+    return [f"{h}# Conversation", "", *thread_view.thread_markdown(cap, h + "##"), ""]
 
 
 def _rest(cap: CaptureReport, h: str) -> list[str]:
@@ -338,9 +291,9 @@ def _rest(cap: CaptureReport, h: str) -> list[str]:
     return [*out, ""]
 
 
-def _raw_details(seq: int, rec: dict[str, Any]) -> list[str]:
+def _raw_details(seq: int, rec: dict[str, Any], path: str) -> list[str]:
     summary = f"seq {seq} · {rec.get('ch', '')} · {rec.get('dir', '')} {rec.get('type', '')}".strip()
-    return [f"<details><summary>{summary}</summary>", "", fence(_raw(rec), "json"), "", "</details>", ""]
+    return [f"<details><summary>{summary}</summary>", "", fence(_raw(rec, path), "json"), "", "</details>", ""]
 
 
 def _relevant(cap: CaptureReport, h: str) -> list[str]:
@@ -348,7 +301,7 @@ def _relevant(cap: CaptureReport, h: str) -> list[str]:
         return []
     out = [f"{h}# Messages referred to above", ""]
     for seq in sorted(cap.relevant):
-        out += _raw_details(seq, cap.relevant[seq])
+        out += _raw_details(seq, cap.relevant[seq], cap.path)
     return out
 
 
@@ -361,7 +314,7 @@ def capture_parts(cap: CaptureReport, h: str) -> list[Part]:
         Part(_summary(cap, h), SUMMARY, "the summary", f"`wirecap info {cap.path}`"),
         Part(_thread(cap, h), THREAD, "the conversation", html),
         Part(_rest(cap, h), REST, "channels, sessions and notes", html),
-        Part(_relevant(cap, h), RAW, "the raw messages", "`wirecap cat --seq N " + cap.path + "` shows message N"),
+        Part(_relevant(cap, h), RAW, "the raw messages", f"`wirecap cat {cap.path} --seq N` shows message N"),
     ]
 
 
