@@ -1,9 +1,12 @@
-"""Benchmark `wirecap report --format html` on a 50 MB capture, and the page's first render.
+"""Benchmark `wirecap report --format html` on 50 MB captures (`--mb 200` for 200 MB), and the page's first render.
 
 - Generate: a Claude Code stream-json session on a process's stdout (text, tool calls, 2-8 KB tool
-  results, usage) written straight in capture format v1, about 50 MB (5 MB with quick=True).
-- `wirecap report CAP -f html -o OUT` in a subprocess: target under 10 s. Baseline in the same run: a
-  bare orjson loop that reads and re-serializes every line (the least any report must do).
+  results, usage) written straight in capture format v1, about 50 MB (5 MB with quick=True); and the
+  same size of HTTP exchanges (Claude Code's request and SSE answer repeated on channels http-1..N:
+  `bench/attack_memory.py`'s generator).
+- `wirecap report CAP -f html -o OUT` in a subprocess, per capture: under 10 s, a page of at most 10 MB,
+  at most 300 MB peak RSS (the bounds a report keeps at any size). Baseline in the same run: a bare
+  orjson loop that reads and re-serializes every line (the least any report must do).
 - First render: the report opened from a file:// URL in headless Chromium (DevTools protocol); the
   figure is `performance.now()` when the page's script has rendered the first page of messages
   (navigation start = 0). Target under 2 s. Baseline: the same browser loading an empty page.
@@ -23,6 +26,8 @@ from bench.common import ROOT, WIRECAP, figure, mb, run_measured, tempdir
 from wirecap.capture.redact import Redactor
 
 TARGET_GEN_S = 10.0
+TARGET_PAGE_MB = 10.0  # the page stays this small whatever the capture's size (report/embed.py)
+TARGET_RSS_MB = 300.0
 TARGET_RENDER_S = 2.0
 
 
@@ -110,24 +115,44 @@ def first_render(html: Path, empty: Path) -> tuple[float | None, float | None, s
     return (ready / 1000 if ready is not None else None), base / 1000, note
 
 
-def run(quick: bool = False) -> list[dict]:
-    target = 5_000_000 if quick else 50_000_000
+def _report_rows(cap: Path, label: str, out: Path) -> list[dict]:
+    """`wirecap report CAP -f html` on one capture: its time, the page's size and the peak RSS, each
+    against the bound a report keeps at any size."""
+    size = cap.stat().st_size
+    name = f"report html of a {mb(size):.0f} MB capture ({label})"
+    try:
+        m = run_measured([*WIRECAP, "report", str(cap), "-f", "html", "-o", str(out)], timeout=300)
+    except (RuntimeError, TimeoutError) as e:
+        return [figure(name, float("nan"), "s", target=f"< {TARGET_GEN_S:.0f} s", ok=False, note=f"failed: {e}")]
+    page = out.stat().st_size
+    return [
+        figure(name, m.seconds, "s", baseline="orjson read+dump loop", baseline_value=orjson_loop(cap),
+               target=f"< {TARGET_GEN_S:.0f} s", ok=m.seconds < TARGET_GEN_S),
+        figure(f"{name}: page size", mb(page), "MB", target=f"<= {TARGET_PAGE_MB:.0f} MB",
+               ok=mb(page) <= TARGET_PAGE_MB, note=f"the capture: {mb(size):.0f} MB"),
+        figure(f"{name}: peak RSS", mb(m.peak_rss), "MB", target=f"<= {TARGET_RSS_MB:.0f} MB",
+               ok=mb(m.peak_rss) <= TARGET_RSS_MB),
+    ]
+
+
+def run(quick: bool = False, size: int | None = None) -> list[dict]:
+    """Both shapes of big capture (a client's stdout; many HTTP exchanges, bench/attack_memory.py) at
+    `size` bytes (50 MB; 5 MB quick; `--mb N` on the command line), then the first render of the first."""
+    from bench.attack_memory import write_http_capture
+
+    target = size or (5_000_000 if quick else 50_000_000)
     rows: list[dict] = []
     with tempdir("wirecap-bench-report-") as d:
         cap = d / "big.jsonl"
-        nrec = write_capture(cap, target)
-        size = cap.stat().st_size
-        base = orjson_loop(cap)
+        write_capture(cap, target)
         out = d / "big.report.html"
-        try:
-            m = run_measured([*WIRECAP, "report", str(cap), "-f", "html", "-o", str(out)], timeout=300)
-        except (RuntimeError, TimeoutError) as e:
-            return [figure(f"report html of a {mb(size):.0f} MB capture", float("nan"), "s",
-                           target=f"< {TARGET_GEN_S:.0f} s", ok=False, note=f"failed: {e}")]
-        rows.append(figure(
-            f"report html of a {mb(size):.0f} MB capture", m.seconds, "s", baseline="orjson read+dump loop",
-            baseline_value=base, target=f"< {TARGET_GEN_S:.0f} s", ok=m.seconds < TARGET_GEN_S,
-            note=f"{nrec} records; html {mb(out.stat().st_size):.0f} MB; peak RSS {mb(m.peak_rss):.0f} MB"))
+        rows += _report_rows(cap, "stdout session", out)
+        http = d / "http.jsonl"
+        write_http_capture(http, target)
+        rows += _report_rows(http, "HTTP exchanges", d / "http.report.html")
+        http.unlink()
+        if not out.exists():
+            return rows
         empty = d / "empty.html"
         empty.write_text("<!doctype html><title>empty</title><p>empty</p>")
         ready, base_render, note = first_render(out, empty)
@@ -144,4 +169,5 @@ def run(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     from bench.common import print_table
 
-    print_table(run(quick="--quick" in sys.argv))
+    size_mb = int(sys.argv[sys.argv.index("--mb") + 1]) if "--mb" in sys.argv else None
+    print_table(run(quick="--quick" in sys.argv, size=size_mb * 1_000_000 if size_mb else None))

@@ -5,6 +5,7 @@ finding's link (on a later page) brings its message into view. A screenshot is k
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,148 @@ def test_summary_is_readable_without_javascript(chromium: str, report_file):
         print(f"\nscreenshot: {shot}")
     assert "cb-ack-missing" in text and "the server stalls here" in text and "Timeline" in text
     assert "Without JavaScript only the first 100 of 602 records are listed." in text
+
+
+# --- the reports people read, as a person would look at them (screenshots saved) ---------------------
+
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+
+
+def screenshots_dir() -> Path:
+    """Where the screenshots go: $WIRECAP_SCREENSHOTS, else tests/artifacts/ (gitignored)."""
+    d = Path(os.environ.get("WIRECAP_SCREENSHOTS") or Path(__file__).resolve().parents[1] / "artifacts")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _page_of(paths: list[Path], out: Path, **kw) -> Path:
+    rep = build_report([str(p) for p in paths])
+    with open(out, "w", encoding="utf-8") as f:
+        render_html(rep, f, **kw)
+    return out
+
+
+def _look(b: Browser, name: str) -> dict:
+    """Screenshots of the whole page and of its pictures (when it has them); what the page says."""
+    d = screenshots_dir()
+    full = b.screenshot(d / f"{name}.png", full_page=True)
+    assert full.stat().st_size > 10_000
+    if b.evaluate("!!document.querySelector('#c0-pictures svg.waterfall')"):
+        assert b.screenshot_of("#c0-pictures", d / f"{name}-pictures.png").stat().st_size > 3_000
+    return {"text": b.evaluate("document.body.innerText"), "errors": b.js_errors()}
+
+
+def _svg_labels(b: Browser, ci: int = 0) -> list[str]:
+    return b.evaluate(f"Array.from(document.querySelectorAll('#c{ci}-pictures svg.waterfall text.wf-label'))"
+                      ".map(t => t.textContent)")
+
+
+def _visible(b: Browser, selector: str) -> bool:
+    return b.evaluate(f"(() => {{ var e = document.querySelector({json.dumps(selector)}); if (!e) return false;"
+                      " var r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; })()")
+
+
+def test_claude_code_tool_run(chromium: str, tmp_path: Path):
+    page = _page_of([CAPTURES / "claude-code-2.1.197-tool-bash.jsonl"], tmp_path / "claude-tool.html")
+    with Browser(chromium, width=1280, height=1000) as b:
+        b.navigate(page.as_uri())
+        seen = _look(b, "claude-code-tool-run")
+        assert seen["errors"] == []
+        assert _svg_labels(b) == ["call 1 http-2 claude-opus-4-8", "tool Bash", "call 2 http-3 claude-opus-4-8"]
+        assert _visible(b, "#c0-pictures svg.waterfall") and _visible(b, "#c0-pictures svg.tokens")
+        # the pictures come right after the summary and the findings
+        order = b.evaluate("['summary','findings','pictures','conversation'].map(s => "
+                           "document.getElementById('c0-' + s).getBoundingClientRect().top + scrollY)")
+        assert order == sorted(order)
+        # hover titles say what each bar is
+        titles = b.evaluate("Array.from(document.querySelectorAll('#c0-pictures svg.waterfall title'))"
+                            ".map(t => t.textContent)")
+        assert any(t.startswith("tool Bash:") and "result after" in t for t in titles)
+        # a label links to its record, and following it shows that record
+        b.evaluate("document.querySelector('#c0-pictures svg.waterfall a').dispatchEvent("
+                   "new MouseEvent('click', {bubbles: true}))")
+        href = b.evaluate("document.querySelector('#c0-pictures svg.waterfall a').getAttribute('href')")
+        assert b.evaluate("new Promise(r => setTimeout(() => r(location.hash), 300))") == href
+        assert b.evaluate(f"!!document.getElementById({json.dumps(href[1:])})")
+        assert href == "#c0-call-1"  # a call's label leads to that call in the thread
+        # the thread: what the model saw (system prompt, tool definitions), the tool result going back
+        conv = "#c0-conversation"
+        assert b.evaluate(f"document.querySelector('{conv} details.system summary').textContent").startswith(
+            "System prompt (3 block(s)")
+        assert b.evaluate(f"document.querySelector('{conv} details.tools summary').textContent") == "Tools (24)"
+        text = b.evaluate(f"document.querySelector('{conv}').innerText")
+        assert "→ tool result" in text and "\nhi\n" in text
+        # stdout and the wire are one conversation: each assistant message once
+        assert text.count("I'll run that command.") == 1 and text.count("The tool returned: hi") == 1
+        b.evaluate(f"document.querySelector('{conv} details.system').open = true")
+        b.screenshot_of(conv, screenshots_dir() / "claude-code-tool-run-thread.png")
+
+
+def test_codebuff_websocket_session(chromium: str, tmp_path: Path):
+    page = _page_of([CAPTURES / "codebuff-cli-1.0.115-ws.jsonl"], tmp_path / "codebuff-ws.html")
+    with Browser(chromium) as b:
+        b.navigate(page.as_uri())
+        seen = _look(b, "codebuff-ws-session")
+        assert seen["errors"] == []
+        assert "tool run_terminal_command" in _svg_labels(b)
+        text = b.evaluate("document.getElementById('c0-conversation').innerText")
+        assert "<terminal_command_result>" in text  # the tool result
+        assert "run echo hi" in text  # the user's turn
+        assert text.count("The command output was:") == 1  # one copy of the assistant's message
+        assert "no system prompt on the wire" in text  # (Codebuff 1.0 sends none: the thread says so)
+        assert text.count("→ tool result") == 1  # the tool result going back to the model, in call 2
+
+
+def test_error_run_marks_the_failed_call(chromium: str, tmp_path: Path):
+    page = _page_of([CAPTURES / "claude-code-2.1.197-overloaded-error.jsonl"], tmp_path / "error.html")
+    with Browser(chromium) as b:
+        b.navigate(page.as_uri())
+        seen = _look(b, "error-run")
+        assert seen["errors"] == []
+        marks = b.evaluate("Array.from(document.querySelectorAll('#c0-pictures svg.waterfall .wf-x'))"
+                           ".map(t => t.textContent)")
+        assert marks and all(m.startswith("✕ failed") for m in marks)
+        assert any("overloaded" in m for m in marks)
+        assert b.evaluate("document.querySelectorAll('#c0-pictures svg.waterfall rect.wf-failed').length") >= 1
+
+
+def test_two_capture_diff_marks_the_first_divergence(chromium: str, tmp_path: Path):
+    page = _page_of([CAPTURES / "claude-code-2.1.197-hello.jsonl", CAPTURES / "claude-code-2.1.197-tool-bash.jsonl"],
+                    tmp_path / "two.html")
+    with Browser(chromium, width=1280, height=1000) as b:
+        b.navigate(page.as_uri())
+        seen = _look(b, "two-capture-diff")
+        assert seen["errors"] == []
+        assert _visible(b, "#compare-first")
+        first = b.evaluate("document.getElementById('compare-first').innerText")
+        assert "First divergence" in first
+        assert _svg_labels(b, 0) and _svg_labels(b, 1)  # both captures have their pictures
+        b.evaluate("document.getElementById('compare-first').scrollIntoView()")
+        b.screenshot(screenshots_dir() / "two-capture-diff-divergence.png")
+
+
+def test_big_capture_page_says_how_to_see_what_it_left_out(chromium: str, tmp_path: Path):
+    import sys
+
+    sys.path.insert(0, str(CAPTURES.parent))
+    from bench.bench_report import write_capture
+
+    cap = tmp_path / "big.jsonl"
+    records = write_capture(cap, 6_000_000)
+    page = _page_of([cap], tmp_path / "big.html", max_bytes=2_000_000)
+    assert page.stat().st_size < 2_100_000
+    with Browser(chromium) as b:
+        b.navigate(page.as_uri())
+        count = b.evaluate("document.querySelector('#c0-messages .wc-count').textContent")
+        assert count.endswith(f" of {records} records in this page")
+        left_out = b.evaluate("window.wirecapReport.views[0].idx.find(e => e[3] === 'gap')[0]")  # a record not kept
+        b.evaluate(f"location.hash = '#seq-{left_out}'")
+        missing = b.evaluate("new Promise(r => setTimeout(() => { var p = document.querySelector('#c0-messages "
+                             ".wc-missing'); r(p.hidden ? null : p.textContent); }, 300))")
+        assert missing is not None and f"wirecap cat {cap} --seq {left_out} --json" in missing
+        _look(b, "big-capture")
+        gap_rows = b.evaluate("new Promise(r => { var v = window.wirecapReport.views[0];"
+                              " var i = v.idx.findIndex(e => e[3] === 'gap'); v.go(Math.floor(i / 100));"
+                              " r(Array.from(document.querySelectorAll('#wc-rows-0 tr.gap')).map(t => t.textContent)); })")
+        assert gap_rows and "records not in this page" in gap_rows[0] and "wirecap cat" in gap_rows[0]
+        assert b.js_errors() == []

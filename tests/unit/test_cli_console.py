@@ -245,8 +245,8 @@ def test_reading_progress_draws_from_a_timer_not_a_thread(monkeypatch):
     with console.reading("stats", [str(TOOL)]) as watching:
         assert watching.progress.enabled
         assert threading.active_count() == threads
-        assert signal.getsignal(signal.SIGALRM) == watching.ticker.tick
-        watching.ticker.tick(signal.SIGALRM, None)  # what the interval timer does every 0.2 s
+        assert signal.getsignal(signal.SIGALRM) == watching.progress._tick
+        watching.progress._tick(signal.SIGALRM, None)  # what the interval timer does every 0.2 s
     text = err.getvalue()
     assert text.startswith("\r\x1b[Kwirecap stats: reading claude-code-2.1.197-tool-bash.jsonl")
     assert text.endswith("\r\x1b[K")

@@ -73,6 +73,11 @@ def test_stats_side_by_side_with_ratios(hello_vs_tool):
 def test_the_other_shipped_pairs_point_where_a_person_would():
     over = build_report([HELLO, OVERLOADED]).compare
     assert over.first.op == "added" and over.first.b.kind == "error" and "overloaded" in over.first.what
+    assert "; A has message[0] there: Hello! This is a reply" in over.first.what  # what A said there instead
+    cb = build_report([str(CAPS / "codebuff-cli-1.0.115-ws.jsonl"), str(CAPS / "codebuff-sdk-0.3.13-ws-tool.jsonl")])
+    first = cb.compare.first  # B's turn comes first; A's, near it, is compared with it field by field
+    assert first.op == "added" and first.b.name == "turn[0]" and "A's turn[0], near it, differs" in first.what
+    assert "turn[0].agent_id" in first.paths and first.fields[0].in_b and not first.fields[0].in_a
     codex = build_report([str(CAPS / "codex-0.169.0-hello.jsonl"), str(CAPS / "codex-0.169.0-ws-tool.jsonl")]).compare
     assert codex.first.op == "channel" and "ws-1" in codex.first.what and "only in B" in codex.first.what
     assert "A has http-1 (openai-responses-sse) instead" in codex.first.what
@@ -113,9 +118,13 @@ def test_every_format_says_a_and_b_and_marks_the_first_divergence(hello_vs_tool)
 
 
 def test_term_fits_80_columns(hello_vs_tool):
-    lines = compare_view.term_lines(hello_vs_tool.compare, 80)
+    head = compare_view.term_head(hello_vs_tool.compare, 80)
+    lines = compare_view.term_body(hello_vs_tool.compare, 80)
     aligned = lines[lines.index("-- aligned conversations --"):lines.index("-- unified diff --")]
-    assert not [ln for ln in aligned if len(ln) > 80]
+    assert not [ln for ln in head + aligned if len(ln) > 80]  # (the file names excepted: none is that long)
+    assert "    B: … </system-reminder>   run echo hi" in head  # the first divergence's values, where they differ
+    term = render_term(hello_vs_tool, width=80)
+    assert term.index("-- first divergence (▶) --") < term.index("== A: ") < term.index("== A vs B, side by side ==")
 
 
 def test_rows_are_bounded(hello_vs_tool):
@@ -204,3 +213,41 @@ def test_captures_with_nothing_in_common_still_have_their_numbers_side_by_side()
     md = render_markdown(rep)
     assert "### Statistics side by side" in md and "### Aligned conversations" not in md
     assert json.loads(render_json(rep))["compare"]["failed"].startswith("diff failed")
+
+
+def test_the_readers_complaints_are_capped():
+    res = _result([], [], [])
+    res.warnings = [f"a.jsonl:{i}: not JSON; skipped" for i in range(1, 101)]
+    cmp = build_comparison(res, [], [])
+    assert len(cmp.warnings) == 21 and cmp.warnings[-1].startswith("… 80 more")
+
+
+def test_the_full_diff_json_is_made_only_for_the_json_format():
+    rep = build_report([HELLO, TOOL], diff_json=False)
+    assert rep.diff is not None and rep.diff["json"] is None and rep.compare.first is not None
+    assert "▶ First divergence" in render_markdown(rep) and 'id="first-divergence"' in render_html_string(rep)
+    assert json.loads(render_json(build_report([HELLO, TOOL])))["diff"]["json"]["summary"].startswith("13 differences")
+
+
+def test_a_long_run_and_its_edited_copy(tmp_path: Path):
+    """bench's session (1 MB) and a copy with four edits (a command changed, a message dropped, a text
+    changed, a message inserted): the first divergence is the first edit, the four are rows, and the
+    Markdown fits an issue with the first divergence in it."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from bench.attack_diff_memory import make_b
+    from bench.bench_report import write_capture
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_capture(a, 1_000_000)
+    make_b(a, b)
+    rep = build_report([str(a), str(b)])
+    cmp = rep.compare
+    assert cmp.counts == {"added": 1, "removed": 1, "changed": 2}
+    d = cmp.first
+    assert d.op == "changed" and d.paths[0].endswith(".input.command") and d.fields[0].b == d.fields[0].a + " -v"
+    shown = [r.op for p in cmp.pairs for r in p.rows if r.op not in ("equal", "gap")]
+    assert sorted(shown) == ["added", "changed", "changed", "removed"]
+    md = render_markdown(rep)
+    assert len(md) <= 65_536 and "## ▶ First divergence" in md and '"make test-' in md

@@ -8,9 +8,11 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wirecap.analysis.report.build import build_capture_report
-from wirecap.analysis.report.thread import MAX_PART_TEXT, Thread, ThreadCall, all_calls
+from wirecap.analysis.report.thread import MAX_NEW_MESSAGES, MAX_PART_TEXT, Thread, ThreadCall, all_calls
 from wirecap.analysis.report.thread_view import steps, thread_html, thread_markdown, thread_term
 from wirecap.dialects import DIALECTS
 
@@ -81,6 +83,13 @@ def test_error_run_shows_the_failing_call() -> None:
     th = _thread("claude-code-2.1.197-overloaded-error.jsonl")
     failed = [c for c in th.calls if c.outcome == "failed"]
     assert failed and failed[0].error and "verloaded" in failed[0].error
+    assert any(p.kind == "error" for p in failed[0].reply)
+
+
+def test_a_stream_cut_mid_message_then_retried() -> None:
+    one, two = _thread("claude-code-2.1.197-stream-error.jsonl").calls
+    assert one.outcome == "failed" and one.error and "mid-stream" in one.error
+    assert two.retry and two.retry_of == 1 and two.outcome == "completed" and two.earlier == 2 and not two.new
 
 
 def test_request_views_of_each_dialect() -> None:
@@ -219,3 +228,91 @@ def test_a_cut_text_says_how_to_see_it_whole(tmp_path: Path) -> None:
     part = report.threads[0].calls[0].new[0].parts[0]
     assert part.cut == 500 and part.size == MAX_PART_TEXT + 500
     assert f"wirecap cat {path} --seq 2 --json" in "\n".join(thread_term(report, 200))
+
+
+def test_stdout_joins_the_latest_call_with_the_same_words_and_side_calls_are_marked() -> None:
+    th = _thread("opencode-1.18.33-hello.jsonl")
+    title, main = th.calls
+    assert title.side and not main.side  # (opencode asks for a title first: another conversation)
+    hello = "Hello! This is a reply from the fake OpenAI-compatible server."
+    assert [len(p.at) for p in title.reply if p.text == hello] == [1]
+    assert [len(p.at) for p in main.reply if p.text == hello] == [2]  # the wire and the client's stdout
+
+
+def test_a_call_with_many_new_messages_keeps_the_newest(tmp_path: Path) -> None:
+    cap = _Cap()
+    cap.call({"messages": [_user(f"message {i}") for i in range(MAX_NEW_MESSAGES + 10)]}, [{"type": "text", "text": "ok"}])
+    path = cap.write(tmp_path / "many.jsonl")
+    report = build_capture_report(path, relevant=False)
+    call = report.threads[0].calls[0]
+    assert call.new_omitted == 10 and len(call.new) == MAX_NEW_MESSAGES
+    assert call.new[-1].parts[0].text == f"message {MAX_NEW_MESSAGES + 9}"
+    term = "\n".join(thread_term(report, 200))
+    assert f"… 10 earlier new message(s) not shown: `wirecap cat {path} --seq 2 --json`" in term
+
+
+def test_no_secret_is_shown_from_a_request_of_a_no_redact_capture(tmp_path: Path) -> None:
+    secret = "sk-ant-api03-SECRETSECRETSECRET123"
+    cap = _Cap()
+    cap.call({"system": f"key {secret}", "tools": [{"name": "T", "description": f"uses {secret}", "input_schema": {}}],
+              "messages": [_user(f"my key is {secret}")]}, [{"type": "text", "text": "noted"}])
+    path = tmp_path / "secret.jsonl"
+    cap.write(path)
+    lines = path.read_bytes().splitlines()
+    header = orjson.loads(lines[0])
+    header["redaction"] = {"enabled": False}
+    path.write_bytes(b"\n".join([orjson.dumps(header), *lines[1:]]) + b"\n")
+    report = build_capture_report(str(path), relevant=False)
+    shown = orjson.dumps([t.to_json() for t in report.threads]).decode()
+    assert "my key is" in shown and secret not in shown
+    assert secret not in "\n".join(thread_term(report, 120)) + thread_html(report, 0)
+
+
+def test_codebuff_and_responses_request_views() -> None:
+    cb = DIALECTS["codebuff-ws"].request_view
+    resp = DIALECTS["openai-responses-sse"].request_view
+    assert cb is not None and resp is not None
+    v = cb({"type": "action", "data": {"type": "prompt", "prompt": "go", "toolResults": [
+        {"toolCallId": "c1", "output": "done"}], "sessionState": {"mainAgentState": {"messageHistory": [
+            {"role": "user", "content": "earlier"},
+            {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "ls", "input": {}}]}]}}}})
+    assert [m.role for m in v.messages] == ["user", "assistant", "tool", "user"]
+    assert v.messages[1].parts[0].name == "ls" and v.messages[2].parts[0].call_id == "c1"
+    assert v.messages[3].parts[0].text == "go" and v.system == [] and v.tools is None
+    v = cb({"type": "action", "data": {"type": "user-input", "messages": [
+        {"role": "user", "content": "[TOOL_RESULT]\n<out>hi</out>"}]}})
+    assert v.messages[0].parts[0].kind == "tool_result" and v.messages[0].parts[0].text == "<out>hi</out>"
+    assert cb({"type": "action", "data": {"type": "init"}}) is None and cb({"type": "ack"}) is None
+    v = resp({"instructions": "be terse", "input": [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "q"}]},
+        {"type": "function_call", "name": "f", "call_id": "c", "arguments": "{}"},
+        {"type": "reasoning", "summary": []}],
+        "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}, {"type": "web_search"}]})
+    assert v.system == ["be terse", "rules"] and v.continues is None
+    assert [(m.role, m.parts[0].kind) for m in v.messages] == [("user", "text"), ("assistant", "tool_call"),
+                                                               ("assistant", "thinking")]
+    assert [t.name for t in v.tools] == ["f", "web_search"]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                         st.sampled_from(["type", "role", "content", "messages", "input", "system", "tools", "text",
+                                          "data", "name", "function", "tool_calls", "output", "call_id", "prompt",
+                                          "sessionState", "mainAgentState", "messageHistory", "instructions",
+                                          "previous_response_id", "arguments", "source", "toolResults"]),
+                         inner, max_size=5), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=_JSON)
+def test_request_views_never_raise(body: Any) -> None:
+    """A request view is given untrusted JSON: it answers a view (every message readable) or None."""
+    for d in DIALECTS.values():
+        if d.request_view is None:
+            continue
+        for b in (body, {"type": "action", "data": body}, {"messages": body}, {"input": body}):
+            v = d.request_view(b)
+            if v is not None:
+                assert all(isinstance(p.text, str) for m in v.messages for p in m.parts)
+                assert all(isinstance(s, str) for s in v.system)

@@ -225,72 +225,23 @@ def _open_positions(real: set[str]) -> dict[str, int]:
     return found
 
 
-class Ticker:
-    """Draws a `wirecap.cli.progress.Progress` made with `thread=False` from an interval timer (SIGALRM)
-    instead of a thread: `diff` (and `report A B`, through it) builds side B in a forked child only while
-    the process has one thread (`analysis.sides.can_fork`), and a fork leaves the timer behind. The
-    previous SIGALRM handler and timer are put back at the end (e.g. pytest-timeout's). Where there is no
-    timer (not the main thread, no setitimer) nothing is drawn. The end erases the line."""
-
-    def __init__(self, progress: Any) -> None:
-        from wirecap.cli.progress import INTERVAL
-
-        self.progress = progress
-        self._timer = False
-        self._saved: Any = None
-        self._old_timer: tuple[float, float] = (0.0, 0.0)
-        if progress.enabled:
-            self._start(INTERVAL)
-
-    def tick(self, signum: int, frame: Any) -> None:
-        try:
-            self.progress.draw()
-        except Exception:  # noqa: BLE001 - e.g. stderr busy in the interrupted code: never fail the command
-            self.progress.enabled = False
-
-    def _start(self, interval: float) -> None:
-        import signal
-        import threading
-
-        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-            return
-        self._saved = signal.signal(signal.SIGALRM, self.tick)
-        self._timer = True
-        self._old_timer = signal.setitimer(signal.ITIMER_REAL, interval, interval)
-
-    def close(self) -> None:
-        if self._timer:
-            import signal
-
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._saved if self._saved is not None else signal.SIG_DFL)
-            if self._old_timer[0] > 0:
-                signal.setitimer(signal.ITIMER_REAL, *self._old_timer)
-            self._timer = False
-        self.progress.close()
-
-    def __enter__(self) -> Any:
-        return self.progress
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-def ticking(what: str) -> Ticker:
-    """`with console.ticking("report") as progress:` a `Progress` (stages, counts) drawn by a `Ticker`."""
+def ticking(what: str) -> Any:
+    """`with console.ticking("report") as progress:` the progress line (`wirecap.cli.progress.Progress`:
+    drawn by an interval timer on the main thread), its delay from WIRECAP_PROGRESS_DELAY when set."""
     from wirecap.cli.progress import DELAY, Progress
 
     delay = _env_float("WIRECAP_PROGRESS_DELAY")
-    progress = Progress(what, delay=DELAY if delay is None else delay, thread=False)
+    progress = Progress(what, delay=DELAY if delay is None else delay)
     if progress.enabled and delay == 0:
         progress.draw()  # at once (tests, demos)
-    return Ticker(progress)
+    return progress
 
 
 class ReadingProgress:
     """The progress line of a command that reads captures through the library (which takes paths): how
     far the reading has got is taken from the open files' offsets, so the library needs no hook. Bytes
-    of the regular files' total size; for standard input, the time only. Drawn by a `Ticker`.
+    of the regular files' total size; for standard input, the time only. `Progress` draws it from an
+    interval timer (no thread: `diff` forks its side B only while the process has one).
 
         with console.reading("stats", paths):
             ...
@@ -303,7 +254,7 @@ class ReadingProgress:
         self.real = {os.path.realpath(p) for p in files}
         self.seen: dict[str, int] = {}
         delay = _env_float("WIRECAP_PROGRESS_DELAY")
-        self.progress = Progress(what, enabled=enabled, delay=DELAY if delay is None else delay, thread=False)
+        self.progress = Progress(what, enabled=enabled, delay=DELAY if delay is None else delay)
         names = ", ".join(os.path.basename(p) for p in paths)
         self.total = sum(os.path.getsize(p) for p in files) if len(files) == len(paths) else None
         self.progress.stage(f"reading {names}", total=self.total, unit="bytes" if self.total else "")
@@ -311,7 +262,6 @@ class ReadingProgress:
         self.progress.line = self.line  # type: ignore[method-assign]
         if self.progress.enabled and delay == 0:
             self.progress.draw()  # at once (tests, demos): not only after the first interval
-        self.ticker = Ticker(self.progress)
 
     def line(self) -> str:
         """The progress line, with how far the files have been read now."""
@@ -325,7 +275,7 @@ class ReadingProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.ticker.close()
+        self.progress.close()
 
 
 def _env_float(name: str) -> float | None:

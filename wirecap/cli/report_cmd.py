@@ -86,7 +86,7 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     # (drawn from a timer, not a thread: report A B's diff builds B in a forked child only without threads)
     with readable_twice(list(captures)) as paths, console.ticking("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
-        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"),
+        rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"), diff_json=fmt == "json",
                            watch=_reading(progress, dict(zip(paths, captures, strict=True))))
         _name_inputs_as_given(rep, paths, list(captures))
         if fmt == "html":
@@ -127,10 +127,13 @@ def _count_records(rep: Report, progress: Progress) -> None:
     """The HTML page streams each capture's records into itself: count them for the progress line."""
     if not progress.enabled:
         return
-    for cap in rep.captures:
-        if cap.iter_records is not None:
+    for cap in rep.captures:  # (the page embeds from iter_lines; iter_records only for a hand-made report)
+        if cap.iter_lines is not None:
+            lines = cap.iter_lines
+            cap.iter_lines = lambda lines=lines: progress.iterate(lines())  # (the default binds this capture's)
+        elif cap.iter_records is not None:
             each = cap.iter_records
-            cap.iter_records = lambda each=each: progress.iterate(each())  # (the default binds this capture's)
+            cap.iter_records = lambda each=each: progress.iterate(each())
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:
@@ -146,7 +149,7 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
         if rep.diff is not None:
             rep.diff["text"] = rep.diff["text"].replace(path, name)
             for side in ("a", "b"):
-                if rep.diff["json"].get(side) == path:
+                if rep.diff["json"] and rep.diff["json"].get(side) == path:
                     rep.diff["json"][side] = name
 
 

@@ -338,6 +338,7 @@ def _responses_item(it: Any) -> rv.ViewMessage:
     if not isinstance(it, dict):
         return rv.ViewMessage("user", [rv.ViewPart(rv.TEXT, rv.as_json_text(it))])
     kind = it.get("type", "message")
+    kind = kind if isinstance(kind, str) else "?"
     if kind == "message":
         return rv.ViewMessage(str(it.get("role")), [rv.ViewPart(rv.TEXT, rv.text_of_content([b]))
                                                     for b in as_list(it.get("content"))])

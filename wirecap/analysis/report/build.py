@@ -39,7 +39,7 @@ from wirecap.analysis.report.thread import Thread, ThreadSink, build_threads
 from wirecap.analysis.stats import SessionsSink
 from wirecap.analysis.validate import Finding, FormatCheck, RulesSink, sort_findings
 from wirecap.capture.reader import CaptureReader
-from wirecap.capture.redact import POLICY_NAME, Redactor
+from wirecap.capture.redact import POLICY_NAME, Redactor, needs_redaction, redact_record
 from wirecap.dialects import Decoding
 from wirecap.errors import WirecapError
 from wirecap.events import Event
@@ -295,6 +295,28 @@ def _stream(path: str, redactor: Redactor) -> Iterator[dict[str, Any]]:
             yield redact_shown(redactor, rec)
 
 
+def _lines(path: str) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """The records as written, each with its line."""
+    with CaptureReader(path) as reader:
+        for rec in reader:
+            yield rec, reader.line
+
+
+def _as_shown(redactor: Redactor, pre_redacted: bool) -> Callable[[dict[str, Any], bytes], dict[str, Any]]:
+    """A record as it may be shown, given its line: itself when the capture was redacted by these rules or
+    the line cannot hold a secret (the recorder's own screen, `needs_redaction`), else redacted."""
+    if pre_redacted or not redactor.enabled:
+        return _same
+
+    def shown(rec: dict[str, Any], line: bytes) -> dict[str, Any]:
+        return redact_record(redactor, rec) if needs_redaction(redactor, rec, line) else rec
+    return shown
+
+
+def _same(rec: dict[str, Any], line: bytes) -> dict[str, Any]:
+    return rec
+
+
 def _add_notes(report: CaptureReport, path: str, last_seq: int, redactor: Redactor) -> None:
     """The capture's notes (redacted: people paste things into notes too), and whether they still fit."""
     probs: list[str] = []
@@ -360,11 +382,13 @@ def build_capture_report(
         _add_relevant(report, path, redactor)
     if path != "-":
         report.iter_records = lambda: _stream(path, redactor)
+        report.iter_lines = lambda: _lines(path)
+        report.shown = _as_shown(redactor, report.pre_redacted)
     return report
 
 
 def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (None, None),
-              threads: tuple[Any, Any] = ((), ())) -> tuple[dict[str, Any], Comparison]:
+              threads: tuple[Any, Any] = ((), ()), full_json: bool = True) -> tuple[dict[str, Any], Comparison]:
     """The diff of two captures as a report shows it: equal or not, the summary rows, the unified view
     (what `wirecap diff A B` prints, cut at `compare.MAX_UNIFIED` characters) and the full result as JSON; and
     A and B side by side (`compare.build_comparison`, with the captures' `sessions`)."""
@@ -377,7 +401,9 @@ def diff_part(a: str, b: str, redactor: Redactor, sessions: tuple[Any, Any] = (N
         "equal": bool(res.equal),
         "rows": redactor.value(list(res.summary_rows())),
         "text": text,
-        "json": redactor.value(res.to_json()),
+        # (`wirecap diff --json`: every detailed difference; only the json format shows it, and for two big
+        # captures it is the biggest thing a report holds)
+        "json": redactor.value(res.to_json()) if full_json else None,
     }, cmp
 
 
@@ -389,9 +415,11 @@ def build_report(
     with_analysis: bool = True,
     relevant: bool = True,
     watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
+    diff_json: bool = True,
 ) -> Report:
     """A report on one capture, or on two with the diff between them (`relevant`, `watch`: as in
-    `build_capture_report`)."""
+    `build_capture_report`; `diff_json=False` leaves out the diff's full JSON, which only the json
+    format shows)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
@@ -401,7 +429,7 @@ def build_report(
     if len(paths) == 2:
         try:
             report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions),
-                                                    (caps[0].threads, caps[1].threads))
+                                                    (caps[0].threads, caps[1].threads), diff_json)
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
             report.diff_note = f"diff failed: {_failure(e)}"
             report.compare = stats_only(paths[0], paths[1], (caps[0].sessions, caps[1].sessions), report.diff_note)

@@ -22,8 +22,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from wirecap.analysis.diff.alignment import item_field_diffs
 from wirecap.analysis.diff.items import Item, ItemStream
 from wirecap.analysis.diff.render import describe_change, render_unified
 from wirecap.analysis.diff.result import Change, DiffResult, PairDiff
@@ -36,6 +38,7 @@ MAX_ROWS = 600  # rows of the aligned conversations (all pairs); past it, counte
 MAX_FIELDS = 40  # field differences listed per changed item
 MAX_UNIFIED = 200_000  # characters of the unified diff kept
 MAX_VALUE = 2000  # characters of one field value kept (as text)
+MAX_WARNINGS = 20  # the readers' complaints listed (a damaged capture may have one per line)
 # Items that follow from what was said (a changed prompt changes the token counts and the turn's end)
 # or tell how the run went rather than what was said (an agent's status lines): a first divergence
 # among them is only named when nothing that was said differs. (stderr lines count with them.)
@@ -251,6 +254,12 @@ def _same(v: Any) -> Any:
     return v
 
 
+def _capped(lines: list[str], total: int) -> list[str]:
+    if total <= MAX_WARNINGS:
+        return lines
+    return [*lines[:MAX_WARNINGS], f"… {total - MAX_WARNINGS} more (`wirecap diff A B` lists them all)"]
+
+
 def _cut_values(old: Any, new: Any) -> tuple[Any, Any]:
     """Two values of a field as the model keeps them: themselves, or long strings cut to MAX_VALUE
     characters around their first difference (saying how much was left out before and after)."""
@@ -274,7 +283,8 @@ def _cut_one(v: Any, start: int) -> Any:
 
 
 class _Builder:
-    """One comparison under way: the refs it made (each item described once), the rows left."""
+    """One comparison under way: the rows it may still make, where each side's time starts, and which
+    call of each side's thread an item belongs to."""
 
     def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact,
                  calls: tuple[CallIndex, CallIndex] | None = None) -> None:
@@ -303,18 +313,20 @@ class _Builder:
                                  self.text(describe_change(old, new))))
         return out, max(0, len(c.fields) - MAX_FIELDS)
 
-    def change_row(self, c: Change) -> Row:
+    def change_row(self, c: Change, moved_to: str | None = None) -> Row:
         a = self.ref("A", c.a) if c.a is not None else None
         b = self.ref("B", c.b) if c.b is not None else None
         fields, omitted = self.fields(c) if c.op == "changed" else ([], 0)
-        return Row(c.op, a, b, fields, omitted)
+        return Row(c.op, a, b, fields, omitted, moved=moved_to)
 
-    def add(self, rows: list[Row], row: Row) -> None:
+    def add(self, rows: list[Row], make: Callable[[], Row]) -> None:
+        """The row `make` makes, while there is room (past MAX_ROWS it is counted, not made: describing
+        an item and its field differences is what costs)."""
         if self.rows_left <= 0:
             self.rows_omitted += 1
             return
         self.rows_left -= 1
-        rows.append(row)
+        rows.append(make())
 
     def pair(self, p: PairDiff) -> PairView:
         view = PairView(p.a.key if p.a else None, p.b.key if p.b else None, p.dialect,
@@ -328,9 +340,7 @@ class _Builder:
         n = len(p.script)
         for k, entry in enumerate(p.script):
             if isinstance(entry, Change):
-                row = self.change_row(entry)
-                row.moved = moves.get(id(entry))
-                self.add(view.rows, row)
+                self.add(view.rows, partial(self.change_row, entry, moves.get(id(entry))))
             else:
                 self._equal(view.rows, p.a, p.b, entry, before=k > 0, after=k + 1 < n)
         return view
@@ -341,10 +351,13 @@ class _Builder:
         side, op = ("B", "added") if view.a_key is None else ("A", "removed")
         shown = stream.items[: 2 * self.context]
         for it in shown:
-            r = self.ref(side, it)
-            self.add(view.rows, Row(op, r if side == "A" else None, r if side == "B" else None))
+            self.add(view.rows, partial(self._lone_row, op, side, it))
         if len(stream.items) > len(shown):
-            self.add(view.rows, Row("more", skipped=len(stream.items) - len(shown)))
+            self.add(view.rows, lambda: Row("more", skipped=len(stream.items) - len(shown)))
+
+    def _lone_row(self, op: str, side: str, it: Item) -> Row:
+        r = self.ref(side, it)
+        return Row(op, r if side == "A" else None, r if side == "B" else None)
 
     def _equal(self, rows: list[Row], a: ItemStream, b: ItemStream, span: tuple[Any, ...], *, before: bool,
                after: bool) -> None:
@@ -358,12 +371,12 @@ class _Builder:
             head = range(i1, min(i2, i1 + ctx)) if before else range(i1, i1)
             tail = range(max(i1 + len(head), i2 - ctx), i2) if after else range(i2, i2)
         for i in head:
-            self.add(rows, self._equal_row(a, b, i, j1 + i - i1))
+            self.add(rows, partial(self._equal_row, a, b, i, j1 + i - i1))
         skipped = i2 - i1 - len(head) - len(tail)
         if skipped > 0:
-            self.add(rows, Row("gap", skipped=skipped))
+            self.add(rows, lambda: Row("gap", skipped=skipped))
         for i in tail:
-            self.add(rows, self._equal_row(a, b, i, j1 + i - i1))
+            self.add(rows, partial(self._equal_row, a, b, i, j1 + i - i1))
 
     def _equal_row(self, a: ItemStream, b: ItemStream, i: int, j: int) -> Row:
         return Row("equal", self.ref("A", a.items[i]), self.ref("B", b.items[j]))
@@ -425,7 +438,7 @@ def build_comparison(res: DiffResult, sessions_a: list[dict[str, Any]] | None,
     b = _Builder(res, context, max_rows, text, value, (CallIndex(threads[0]), CallIndex(threads[1])))
     cmp = Comparison(res.a, res.b, res.equal, res.summary_line(), res.counts(), list(res.summary_rows()),
                      not_shown=res.not_shown, timing=[f.describe() for f in res.timing],
-                     warnings=[text(w) for w in res.warnings])
+                     warnings=_capped([text(w) for w in res.warnings[:MAX_WARNINGS + 1]], len(res.warnings)))
     cmp.pairs = [b.pair(p) for p in res.pairs]
     cmp.rows_omitted = b.rows_omitted
     cmp.first = first_divergence(res, b, cmp.pairs)
@@ -499,7 +512,7 @@ def first_divergence(res: DiffResult, b: _Builder, pairs: list[PairView]) -> Div
         div = _lone_divergence(k, view, what, pairs, b)
         row_of: Callable[[Row], bool] = lambda r: r.op not in ("gap", "more")  # noqa: E731 - the lone channel's first row
     else:
-        div = _change_divergence(k, view, what, b)
+        div = _change_divergence(k, view, what, b, res.pairs[k].script)
         row_of = lambda r: r.op == what.op and _same_item(r, what)  # noqa: E731
     for i, r in enumerate(view.rows):
         if row_of(r):
@@ -528,7 +541,7 @@ def _lone_divergence(k: int, view: PairView, u: ItemStream, pairs: list[PairView
                       ref if side == "B" else None)
 
 
-def _change_divergence(k: int, view: PairView, c: Change, b: _Builder) -> Divergence:
+def _change_divergence(k: int, view: PairView, c: Change, b: _Builder, script: list[Any]) -> Divergence:
     a = b.ref("A", c.a) if c.a is not None else None
     bb = b.ref("B", c.b) if c.b is not None else None
     fields: list[FieldDiff] = []
@@ -536,13 +549,40 @@ def _change_divergence(k: int, view: PairView, c: Change, b: _Builder) -> Diverg
         fields = b.fields(c)[0]
         assert a is not None and bb is not None
         other = f" (B: {bb.name})" if bb.name != a.name else ""
-        what = f"{a.name}{other} differs: " + "; ".join(f"{f.path}: {f.text}" for f in fields[:3])
-        if len(fields) > 3:
-            what += f"; and {len(fields) - 3} more field(s)"
-    elif c.op == "added":
-        assert bb is not None
-        what = f"only in B: {bb.name} {bb.label}".rstrip()
+        what = f"{a.name}{other} differs: " + _field_texts(fields)
     else:
-        assert a is not None
-        what = f"only in A: {a.name} {a.label}".rstrip()
+        mine = bb if c.op == "added" else a
+        assert mine is not None
+        what = f"only in {mine.side}: {mine.name} {mine.label}".rstrip()
+        twin = _instead(c, script)
+        if twin is not None:
+            other = "A" if mine.side == "B" else "B"
+            it = twin.a if other == "A" else twin.b
+            assert it is not None
+            x, y = twin.a or c.a, twin.b or c.b
+            if it.kind == mine.kind and x is not None and y is not None:  # the same kind, near it: compared
+                fields = b.fields(Change("changed", it.kind, x, y, item_field_diffs(x, y)))[0]
+                what += f"; {other}'s {it.name}, near it, differs: " + _field_texts(fields)
+            else:
+                what += f"; {other} has {it.name} there: {b.text(it.describe())}".rstrip(" :")
     return Divergence(k, None, c.op, what, view.title, a, bb, [f.path for f in fields], fields)
+
+
+def _field_texts(fields: list[FieldDiff]) -> str:
+    text = "; ".join(f"{f.path}: {f.text}" for f in fields[:3])
+    return text + (f"; and {len(fields) - 3} more field(s)" if len(fields) > 3 else "")
+
+
+def _instead(c: Change, script: list[Any]) -> Change | None:
+    """What the other side says at the same place, when it says something else there: the nearest item
+    only it has (not a consequence) in the same run of differences."""
+    at = next(i for i, e in enumerate(script) if e is c)
+    op = "removed" if c.op == "added" else "added"
+    for dist in range(1, len(script)):
+        near = [script[i] for i in (at - dist, at + dist) if 0 <= i < len(script)]
+        for e in near:
+            if isinstance(e, Change) and e.op == op and e.kind not in CONSEQUENCES:
+                return e
+        if not any(isinstance(e, Change) for e in near):
+            return None  # (the run of differences ends on both sides)
+    return None

@@ -7,6 +7,7 @@ Everywhere the sides are called A and B; the file names are said once, at the to
 from __future__ import annotations
 
 import re
+import textwrap
 from html import escape
 from typing import Any
 
@@ -17,6 +18,7 @@ OP_MARKS = {"equal": " ", "changed": "~", "removed": "-", "added": "+", "gap": "
 OP_WORDS = {"equal": "the same", "changed": "changed", "removed": "only in A", "added": "only in B", "gap": "",
             "more": ""}
 FIRST = "▶"
+MAX_HEAD_FIELDS = 6  # field differences of the first divergence a terminal shows with their values
 
 
 def _cut(s: str, n: int) -> str:
@@ -97,12 +99,30 @@ def row_more(row: Row) -> str:
 
 
 def term_lines(cmp: Comparison, width: int) -> list[str]:
-    """The comparison for a terminal `width` columns wide."""
-    out = ["== A vs B ==", f"A  {cmp.a_path}", f"B  {cmp.b_path}", verdict(cmp)]
-    out += [f"warning: {w}" for w in cmp.warnings] + [f"timing: {t}" for t in cmp.timing]
-    if cmp.first is not None:
-        out += ["", f"-- first divergence ({FIRST}) --", divergence_where(cmp.first), cmp.first.what]
-    out += ["", "-- statistics side by side --", *_term_stats(cmp, width)]
+    """The comparison for a terminal `width` columns wide: `term_head` then `term_body`."""
+    return term_head(cmp, width) + [""] + term_body(cmp, width)
+
+
+def term_head(cmp: Comparison, width: int) -> list[str]:
+    """What a terminal shows first: the files, the verdict, the first divergence with its fields."""
+    out = ["== A vs B ==", f"A  {cmp.a_path}", f"B  {cmp.b_path}"]
+    for line in [verdict(cmp), *(f"warning: {w}" for w in cmp.warnings), *(f"timing: {t}" for t in cmp.timing)]:
+        out += textwrap.wrap(line, max(20, width), subsequent_indent="  ", break_on_hyphens=False) or [""]
+    d = cmp.first
+    if d is not None:
+        out += ["", f"-- first divergence ({FIRST}) --"]
+        for line in (divergence_where(d), d.what):
+            out += textwrap.wrap(line, max(20, width), subsequent_indent="  ", break_on_hyphens=False) or [""]
+        for f in d.fields[:MAX_HEAD_FIELDS]:
+            a, b = value_texts(f, max(20, width - 12))
+            out += [f"  {_cut(f.path, width - 2)}", f"    A: {_cut(a if f.in_a else '(missing)', width - 7)}",
+                    f"    B: {_cut(b if f.in_b else '(missing)', width - 7)}"]
+    return out
+
+
+def term_body(cmp: Comparison, width: int) -> list[str]:
+    """The rest, after the two captures' reports: the numbers, the aligned conversations, the unified diff."""
+    out = ["== A vs B, side by side ==", "", "-- statistics side by side --", *_term_stats(cmp, width)]
     if cmp.failed:
         return out
     out += ["", "-- aligned conversations --"]

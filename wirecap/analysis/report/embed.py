@@ -12,8 +12,9 @@ records to embed (already serialized) and the gaps out, in seq order, holding at
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -32,7 +33,7 @@ _KEEP_KEYS = ("seq", "t", "type", "ch", "dir", "kind", "url", "method", "status"
 class Kept:
     """A record to embed: itself (or its cut form) and its JSON line."""
 
-    rec: dict[str, object]
+    rec: dict[str, Any]
     line: bytes
     cut: bool = False
 
@@ -51,12 +52,12 @@ def see_whole(path: str, seq: object) -> str:
     return f"wirecap cat {path if path != '-' else 'CAP'} --seq {seq} --json"
 
 
-def cut_record(rec: dict[str, object], line: bytes, limit: int, path: str) -> Kept:
+def cut_record(rec: dict[str, Any], line: bytes, limit: int, path: str) -> Kept:
     """`rec` as the page embeds it: itself, or past `limit` bytes of JSON (`line`) its small fields and a
     preview of its payload (or of the record) saying how many bytes it has and how to see it whole."""
     if len(line) <= limit:
         return Kept(rec, line)
-    out: dict[str, object] = {k: rec[k] for k in _KEEP_KEYS if k in rec and not isinstance(rec[k], (dict, list))}
+    out: dict[str, Any] = {k: rec[k] for k in _KEEP_KEYS if k in rec and not isinstance(rec[k], (dict, list))}
     text = payload_text(rec) if rec.get("type") == "msg" else line.decode("utf-8", "replace")
     keep = max(0, limit // 2)
     out["text"] = text[:keep] + f"… (cut: the record is {len(line):,} bytes)"
@@ -79,56 +80,64 @@ class Selection:
         self.kept = 0
         self.cut_count = 0
         self.skipped = 0
+        self.shown: Callable[[dict[str, Any], bytes], dict[str, Any]] | None = None
 
-    def select(self, records: Iterable[dict[str, object]]) -> Iterator[Kept | Gap]:
-        """The records to embed and the gaps between them, in order."""
+    def select(self, records: Iterable[tuple[dict[str, Any], bytes]],
+               shown: Callable[[dict[str, Any], bytes], dict[str, Any]] | None = None) -> Iterator[Kept | Gap]:
+        """The records to embed and the gaps between them, in order. `records`: each with its JSON line (as
+        in the capture); `shown(rec, line)` makes a record fit to be shown (redacted): only the kept ones are."""
+        self.shown = shown
         it = iter(records)
-        for rec in it:
-            kept = self._keep(rec, self.cut)
+        for rec, line in it:
+            kept = self._keep(rec, line, self.cut)
             self.head_left -= len(kept.line) + INDEX_COST
             yield kept
             if self.head_left <= 0:
                 break
         yield from self._after_head(it)
 
-    def _keep(self, rec: dict[str, object], limit: int) -> Kept:
+    def _keep(self, rec: dict[str, Any], line: bytes, limit: int) -> Kept:
+        if self.shown is not None:
+            rec = self.shown(rec, line)
         kept = cut_record(rec, orjson.dumps(rec), limit, self.path)
         self.kept += 1
         self.cut_count += kept.cut
         return kept
 
-    def _after_head(self, records: Iterator[dict[str, object]]) -> Iterator[Kept | Gap]:
+    def _after_head(self, records: Iterator[tuple[dict[str, Any], bytes]]) -> Iterator[Kept | Gap]:
         """Past the head: a window of the last records; a record leaving it is kept when linked (and
-        the budget for those allows), else counted into the gap."""
-        tail: deque[tuple[dict[str, object], int]] = deque()
+        the budget for those allows), else counted into the gap (and never serialized or redacted)."""
+        tail: deque[tuple[dict[str, Any], bytes, int]] = deque()
         size = 0
         gap: Gap | None = None
-        for rec in records:
-            n = min(len(orjson.dumps(rec)), self.cut) + INDEX_COST  # (cut records cost about `cut`)
-            tail.append((rec, n))
+        for rec, line in records:
+            n = min(len(line), self.cut) + INDEX_COST  # (cut records cost about `cut`)
+            tail.append((rec, line, n))
             size += n
             while size > self.tail_budget and len(tail) > 1:
-                old, m = tail.popleft()
+                old, old_line, m = tail.popleft()
                 size -= m
                 if self._linked(old):
                     if gap is not None:
                         yield gap
                         gap = None
-                    kept = self._keep(old, self.linked_cut)
+                    kept = self._keep(old, old_line, self.linked_cut)
                     self.linked_left -= len(kept.line) + INDEX_COST
                     yield kept
                 else:
-                    gap = self._skip(gap, old)
+                    gap = self._skip(gap, old, old_line)
         if gap is not None:
             yield gap
-        for rec, _ in tail:
-            yield self._keep(rec, self.cut)
+        for rec, line, _ in tail:
+            yield self._keep(rec, line, self.cut)
 
-    def _linked(self, rec: dict[str, object]) -> bool:
+    def _linked(self, rec: dict[str, Any]) -> bool:
         return self.linked_left > 0 and rec.get("seq") in self.linked
 
-    def _skip(self, gap: Gap | None, rec: dict[str, object]) -> Gap:
+    def _skip(self, gap: Gap | None, rec: dict[str, Any], line: bytes) -> Gap:
         self.skipped += 1
+        if self.shown is not None and ("headers" in rec or "response_headers" in rec):
+            self.shown(rec, line)  # (not shown, but a secret header teaches the redactor its value for later)
         seq = rec.get("seq")
         s = seq if isinstance(seq, int) else 0
         if gap is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import IO, Any
 
@@ -37,7 +37,7 @@ from wirecap.capture.redact import Redactor
 PAGE_SIZE = 100
 CHUNK = 1000  # records per embedded data chunk
 MAX_STATIC_RAW = 4_000
-MAX_PAGE = 9_500_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
+MAX_PAGE = 9_000_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
 MAX_TABLE_ROWS = 200  # channels and sessions listed (a capture of 50,000 HTTP exchanges stays readable)
 MAX_LANES = 60  # timeline lanes
 MIN_EMBED = 1_000_000  # bytes of embedded records a page keeps even when its summary parts are big
@@ -267,9 +267,16 @@ def _transport(cap: CaptureReport, ci: int) -> str:
 
 def _pictures(cap: CaptureReport, ci: int) -> str:
     """The waterfall of the session and the tokens per call (inline SVG), or why there are none."""
-    def anchor(seq: int) -> str:
-        return seq_anchor(ci, seq)
+    class Anchor:
+        """A record's id (`#seq-N`), and a thread call's (`#c0-call-N`, where the thread shows it)."""
 
+        def __call__(self, seq: int) -> str:
+            return seq_anchor(ci, seq)
+
+        def call(self, n: int) -> str:
+            return f"c{ci}-call-{n}"
+
+    anchor = Anchor()
     steps = svg.steps_of(cap)
     fall = svg.waterfall(steps, anchor=anchor)
     bars = svg.token_bars(svg.token_rows_of(cap), anchor=anchor)
@@ -381,7 +388,7 @@ def _spool_capture_data(ci: int, picked: Iterable[Kept | Gap], spool: IO[str], i
             rec = item.rec
             buf.append(item.line)
             rtype = rec.get("type", "")
-            size = (item.rec["cut"]["bytes"] if item.cut else payload_size(rec)) if rtype == "msg" else None  # type: ignore[index]
+            size = (item.rec["cut"]["bytes"] if item.cut else payload_size(rec)) if rtype == "msg" else None
             entry = dumps([rec.get("seq"), rec.get("t"), rec.get("ch", ""), rtype, rec.get("dir", ""),
                            size, preview(rec, 100)])
         index.write(("," if n else "") + script_safe(entry).decode())
@@ -410,15 +417,18 @@ def linked_seqs(cap: CaptureReport) -> set[int]:
 def _head(report: Report) -> str:
     """The page up to `<main>`: head (CSS, a CSP that forbids the network), header and navigation."""
     title = " vs ".join(c.name for c in report.captures)
-    nav = "".join(f'<a href="#c{i}-{s}">{s}</a>' for i in range(len(report.captures))
-                  for s in ("summary", "findings", "pictures", "timeline", "notes", "conversation", "messages"))
-    diff_link = '<a href="#diff">diff</a>' if len(report.captures) == 2 else ""
+    two = len(report.captures) == 2
+    nav = "".join((f'<b class="navcap">{"AB"[i]}:</b>' if two else "")
+                  + "".join(f'<a href="#c{i}-{s}">{s}</a>'
+                            for s in ("summary", "findings", "pictures", "timeline", "notes", "conversation", "messages"))
+                  for i in range(len(report.captures)))
+    diff_link = '<a href="#compare"><b>A vs B</b></a>' if two else ""
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
             f'script-src \'unsafe-inline\'; img-src data:">'
             f"<title>wirecap report: {_e(title)}</title><style>{CSS}{svg.CSS}{THREAD_CSS}</style></head><body>"
-            f'<header><h1>wirecap report</h1><nav>{nav}{diff_link}</nav></header><main>')
+            f'<header><h1>wirecap report</h1><nav>{diff_link}{nav}</nav></header><main>')
 
 
 def _findings_by_seq(cap: CaptureReport) -> dict[int, list[dict[str, Any]]]:
@@ -465,11 +475,12 @@ def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
             pick = Selection(budget // len(report.captures), cap.path, linked=linked_seqs(cap))
             picks.append(pick)
-            if cap.iter_records is None:
+            records = _sized_records(cap)
+            if records is None:
                 out.write("[]")
             else:
                 with tempfile.TemporaryFile("w+", encoding="utf-8") as index:
-                    _spool_capture_data(ci, pick.select(cap.iter_records()), spool, index, cap.path)
+                    _spool_capture_data(ci, pick.select(records, cap.shown), spool, index, cap.path)
                     index.seek(0)
                     shutil.copyfileobj(index, out, 1 << 20)
             out.write("</script>\n")
@@ -479,15 +490,25 @@ def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]
     return picks
 
 
+def _sized_records(cap: CaptureReport) -> Iterator[tuple[dict[str, Any], bytes]] | None:
+    """The capture's records with their lines: as written (redacted only when kept: `cap.shown`), else
+    those `iter_records` gives (redacted already; a hand-made report), serialized."""
+    if cap.iter_lines is not None:
+        return cap.iter_lines()
+    if cap.iter_records is None:
+        return None
+    return ((rec, orjson.dumps(rec)) for rec in cap.iter_records())
+
+
 class _Counted:
-    """A text stream that counts the characters written through it (the page's budget)."""
+    """A text stream that counts the bytes (UTF-8) written through it (the page's budget)."""
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.n = 0
 
     def write(self, s: str) -> int:
-        self.n += len(s)
+        self.n += len(s) if s.isascii() else len(s.encode())  # (bytes in the file: UTF-8)
         return self.out.write(s)
 
 
@@ -536,7 +557,7 @@ CSS = """
 h2 code{font-size:inherit}*{box-sizing:border-box}body{margin:0;color:var(--fg);background:var(--bg);font-size:14px;line-height:1.45}
 header{position:sticky;top:0;z-index:5;background:var(--bg2);border-bottom:1px solid var(--line);padding:6px 16px;
 display:flex;gap:16px;align-items:baseline;flex-wrap:wrap}
-header h1{font-size:16px;margin:0}nav a{margin-right:10px;color:var(--acc);text-decoration:none;font-size:13px}
+header h1{font-size:16px;margin:0}.navcap{margin:0 4px 0 8px;font-size:13px}nav a{margin-right:10px;color:var(--acc);text-decoration:none;font-size:13px}
 main{padding:8px 16px 40px;max-width:1400px;margin:0 auto}h2{font-size:20px;margin:18px 0 6px}
 h3{font-size:16px;margin:22px 0 6px;padding-bottom:3px;border-bottom:1px solid var(--line)}h4{margin:12px 0 4px}
 section{scroll-margin-top:48px}table{border-collapse:collapse;font-size:13px}

@@ -6,6 +6,7 @@ Nothing here reads files; `build.py` is the thin shell that feeds it.
 
 from __future__ import annotations
 
+import builtins
 import heapq
 from array import array
 from collections import Counter
@@ -175,6 +176,11 @@ class CaptureReport:
     calls: list[Any] = field(default_factory=list, repr=False)
     # A way to stream the (redacted) records again, for renderers that show every message (html).
     iter_records: Callable[[], Iterator[dict[str, Any]]] | None = field(default=None, repr=False)
+    # The records as written, each with its line, and what makes one fit to be shown (`shown(rec, line)`:
+    # redacted, unless the capture already was by the rules in force or the line cannot hold a secret): a
+    # renderer that keeps only some records (html, past its size budget) redacts those alone.
+    iter_lines: Callable[[], Iterator[tuple[dict[str, Any], builtins.bytes]]] | None = field(default=None, repr=False)
+    shown: Callable[[dict[str, Any], builtins.bytes], dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:

@@ -55,6 +55,7 @@ class Step:
     detail: str = ""  # more words for the hover title
     reason: str = ""  # why it failed (short, beside the mark)
     seq: int | None = None
+    call: int | None = None  # the thread's call number (its label links to the call in the thread)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class TokenRow:
     output: int = 0
     cost: float | None = None
     seq: int | None = None
+    call: int | None = None  # as Step.call
 
     @property
     def total(self) -> int:
@@ -156,7 +158,7 @@ def thread_steps(threads: Iterable[Any]) -> list[Step]:
         for c in th.calls:
             label = ("⤷ " if c.parent is not None else "") + f"call {c.n} {c.ch}" + (f" {c.model}" if c.model else "")
             out.append(Step("call", label, c.t_sent, c.t_last, c.t_first_token, c.outcome, retry=c.retry,
-                            detail=_thread_call_detail(c), reason=c.error or "", seq=c.seq))
+                            detail=_thread_call_detail(c), reason=c.error or "", seq=c.seq, call=c.n))
         out += [_tool_run_step(r) for r in th.tool_runs]
     return out
 
@@ -183,7 +185,8 @@ def token_rows_of(cap: Any) -> list[TokenRow]:
                 if all(v is None for v in parts):
                     continue
                 n_in, n_read, n_write, n_out = (_num(v) for v in parts)
-                rows.append(TokenRow(f"call {c.n} {c.ch}", n_in, n_read, n_write, n_out, cost=c.cost_usd, seq=c.seq))
+                rows.append(TokenRow(f"call {c.n} {c.ch}", n_in, n_read, n_write, n_out, cost=c.cost_usd, seq=c.seq,
+                                     call=c.n))
         return rows
     for c in cap.calls:
         if c.input_tokens is None and c.output_tokens is None:
@@ -280,7 +283,8 @@ def _bar(s: Step, y: float, sc: _Scale, end_of_all: float) -> str:
 def _mark(s: Step, x0: float, x1: float, y: float) -> str:
     """✕ failed (and why, short), cut or no end: after the bar, or before it near the right edge."""
     if s.outcome == "failed":
-        text, cls = "✕ failed" + (f": {s.reason[:40]}" if s.reason else ""), "wf-x"
+        why = s.reason if len(s.reason) <= 40 else s.reason[:39] + "…"
+        text, cls = "✕ failed" + (f": {why}" if why else ""), "wf-x"
     elif s.outcome in ("cut", "open"):
         text, cls = ("cut" if s.outcome == "cut" else "no end"), "wf-note"
     else:
@@ -295,6 +299,16 @@ def _mark(s: Step, x0: float, x1: float, y: float) -> str:
     return f'<text x="{x:.1f}" y="{y + ROW_H - 4}" class="{cls}" text-anchor="{anchor}">{_e(text)}</text>'
 
 
+def _link(anchor: Any, seq: int | None, call: int | None) -> str:
+    """The page id a row links to: `anchor(seq)`, or `anchor.call(n)` for a thread's call when the anchor
+    has one (then the label leads to the call in the thread)."""
+    if anchor is None:
+        return ""
+    if call is not None and hasattr(anchor, "call"):
+        return str(anchor.call(call))
+    return str(anchor(seq)) if seq is not None else ""
+
+
 def _label(s: Step, y: float, link: str) -> str:
     text = ("↻ " if s.retry else "") + s.label
     if len(text) > 34:
@@ -305,7 +319,8 @@ def _label(s: Step, y: float, link: str) -> str:
 
 def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS) -> str:
     """The waterfall of `steps` (in start order) as SVG, and a line for the rows left out. `anchor(seq)`
-    gives the page id a row's label links to (None: no links)."""
+    gives the page id a row's label links to (`anchor.call(n)`, when it has one, a thread call's; None: no
+    links)."""
     if not steps:
         return ""
     shown = steps[:max_rows]
@@ -320,8 +335,7 @@ def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS
         y = i * ROW_H
         if i % 2:
             rows.append(f'<rect x="0" y="{y}" width="{LABEL_W + PLOT_W}" height="{ROW_H}" class="wf-stripe"/>')
-        link = anchor(s.seq) if anchor is not None and s.seq is not None else ""
-        rows.append(_label(s, y, link) + _bar(s, y, sc, hi))
+        rows.append(_label(s, y, _link(anchor, s.seq, s.call)) + _bar(s, y, sc, hi))
     n_calls = sum(1 for s in steps if s.kind == "call")
     svg = (f'<svg class="waterfall" viewBox="0 0 {LABEL_W + PLOT_W + 70} {height + AXIS_H}" '
            f'width="{LABEL_W + PLOT_W + 70}" role="img" aria-label="waterfall: {n_calls} LLM calls and '
@@ -355,7 +369,7 @@ def _token_row(r: TokenRow, y: float, top: int, width: float, link: str) -> str:
         n = getattr(r, attr)
         if not n:
             continue
-        w = width * n / top
+        w = max(3.0, width * n / top)  # (a few output tokens beside 20,000 input still show)
         parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 1.0):.1f}" height="{ROW_H - 6}" class="{cls}">'
                      f'<title>{_e(r.label)}: {n:,} {name} tokens</title></rect>')
         x += w
@@ -383,8 +397,7 @@ def token_bars(rows: list[TokenRow], *, anchor: Any = None, max_rows: int = MAX_
         return ""
     shown = rows[:max_rows]
     top = max(r.total for r in shown)
-    parts = [_token_row(r, i * ROW_H, top, PLOT_W - 160, anchor(r.seq) if anchor is not None and r.seq is not None else "")
-             for i, r in enumerate(shown)]
+    parts = [_token_row(r, i * ROW_H, top, PLOT_W - 160, _link(anchor, r.seq, r.call)) for i, r in enumerate(shown)]
     height = ROW_H * len(shown)
     drawn = (f'<svg class="tokens" viewBox="0 0 {LABEL_W + PLOT_W + 70} {height + 6}" width="{LABEL_W + PLOT_W + 70}" '
              f'role="img" aria-label="tokens per LLM call">' + "".join(parts) + "</svg>")

@@ -140,9 +140,12 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
     width = width or shutil.get_terminal_size((100, 24)).columns
     width = max(40, width)
     lines: list[str] = []
+    two = len(report.captures) == 2
+    if two:  # A vs B: the verdict and the first divergence first, the side-by-side after the two reports
+        lines += (compare_view.term_head(report.compare, width) if report.compare is not None else
+                  ["== A vs B ==", report.diff_note]) + [""]
     for i, cap in enumerate(report.captures):
-        lines += _capture(cap, width, "AB"[i] + ": " if len(report.captures) == 2 else "") + [""]
-    if len(report.captures) == 2:
-        lines += _folded(compare_view.term_lines(report.compare, width), width) if report.compare is not None else \
-            ["== A vs B ==", report.diff_note]
+        lines += _capture(cap, width, "AB"[i] + ": " if two else "") + [""]
+    if two and report.compare is not None:
+        lines += _folded(compare_view.term_body(report.compare, width), width)  # (its unified diff too)
     return common.redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)

@@ -44,8 +44,9 @@ MAX_DETAILED_CALLS = 400  # calls whose contents are kept; past them, times and 
 MAX_LINEAGES = 64  # conversations remembered to tell what is new in a call
 MAX_OUTSIDE = 400  # stdout entries outside any call kept
 MAX_ASIDE_TEXT = 1000  # characters of one of them kept
-MAX_THREAD_TEXT = 3_000_000  # characters of request text kept over the whole session; past it parts keep less
-SHORT_PART_TEXT = 300  # ... that much
+MAX_THREAD_TEXT = 2_000_000  # characters of request text kept over the whole session; past it parts keep less
+SHORT_PART_TEXT = 200  # ... that much
+SHORT_NEW_MESSAGES = 10  # ... and a call keeps its last this many new messages
 MAX_TOOL_RUNS = 2000
 PENDING_PER_CHANNEL = 8  # requests held while their channel's dialect is not decided yet
 SUBAGENT_TOOLS = frozenset(("Task", "Agent"))
@@ -172,6 +173,7 @@ class ThreadCall:
     reply: list[Part] = field(default_factory=list)
     response_id: str | None = None
     tracked: bool = False  # its times and usage come from the events of its own turn (else from its reply)
+    side: bool = False  # outside the session's main conversation, and no subagent (a title, a summary...)
 
     @property
     def ttft(self) -> float | None:
@@ -190,7 +192,7 @@ class ThreadCall:
             "cost_usd": self.cost_usd, "outcome": self.outcome, "error": self.error, "stop_reason": self.stop_reason,
             "prewarm": self.prewarm, "retry": self.retry, "retry_of": self.retry_of, "lineage": self.lineage,
             "parent": None if self.parent is None else {"call": self.parent[0], "tool_call_id": self.parent[1]},
-            "detailed": self.detailed, "response_id": self.response_id,
+            "detailed": self.detailed, "response_id": self.response_id, "side": self.side,
             "system": None if self.system is None else [p.to_json() for p in self.system],
             "system_same_as": self.system_same_as,
             "tools": None if self.tools is None else [t.to_json() for t in self.tools],
@@ -238,8 +240,18 @@ class Thread:
     asides: list[Aside] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def main_lineage(self) -> int | None:
+        """The session's main conversation: the one with the most calls (the latest one of a tie); a
+        call of another one that no subagent tool started is a side call (a title, a summary...)."""
+        counts: dict[int, int] = {}
+        for c in self.calls:
+            if c.parent is None:  # (a subagent's conversation is never the main one)
+                counts[c.lineage] = counts.get(c.lineage, 0) + 1
+        return max(counts, key=lambda k: (counts[k], k)) if counts else None
+
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "calls": [c.to_json() for c in self.calls],
+        return {"key": self.key, "main_lineage": self.main_lineage, "calls": [c.to_json() for c in self.calls],
                 "tool_runs": [r.to_json() for r in self.tool_runs], "asides": [a.to_json() for a in self.asides],
                 "notes": self.notes}
 
@@ -471,12 +483,14 @@ class ThreadSink:
         """What the thread shows of a request: the system prompt and tools when they changed, the new messages."""
         self._keep_system_and_tools(req, view, lin, seq)
         start = 0 if view.continues else req.earlier
-        new = view.messages[start:]
-        if len(new) > MAX_NEW_MESSAGES:
-            req.new_omitted = len(new) - MAX_NEW_MESSAGES
-            new = new[-MAX_NEW_MESSAGES:]
-        limit = MAX_PART_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
-        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts]) for m in new]
+        short = self.kept_text >= MAX_THREAD_TEXT
+        keep = SHORT_NEW_MESSAGES if short else MAX_NEW_MESSAGES
+        total = len(view.messages) - start
+        new = view.messages[max(start, len(view.messages) - keep):]
+        req.new_omitted = total - len(new)
+        limit = SHORT_PART_TEXT if short else MAX_PART_TEXT
+        req.new = [Message(m.role, [_part(p, seq, limit) for p in m.parts if p.kind != rv.TEXT or p.text.strip()])
+                   for m in new]  # (an empty text beside a tool call says nothing)
         self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
             sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
         if req.earlier == 0 and not view.continues:
@@ -486,9 +500,10 @@ class ThreadSink:
         """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
         prev = lin.last_request
         skey, tkey = self._system_key(view), self._tools_key(view)
-        if view.continues and not view.system:  # the instructions of the response it continues go on
+        inherit = view.continues is not None and not view.system  # (the response it continues has them)
+        if inherit:
             skey = lin.system_key if lin.system_key is not None else skey
-        if prev is not None and skey == lin.system_key:
+        if prev is not None and skey == lin.system_key and (view.system or inherit):
             req.system_same_as_seq = prev.seq if prev.system is not None else prev.system_same_as_seq
         else:
             limit = MAX_SYSTEM_TEXT if self.kept_text < MAX_THREAD_TEXT else SHORT_PART_TEXT
@@ -612,13 +627,16 @@ class _Merge:
         self.by_ch: dict[str, list[ThreadCall]] = {}
         for c in thread.calls:
             self.by_ch.setdefault(c.ch, []).append(c)
-        self.replies: dict[tuple[str, str], list[Part]] = {}  # (kind, text) -> reply parts not yet seen on stdout
-        self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> reply tool call / sent tool result
+        # (kind, text) -> (sent at, reply part) of the replies not yet seen on stdout
+        self.replies: dict[tuple[str, str], list[tuple[float, Part]]] = {}
+        self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> a reply's tool call / tool result
         self.issuer: dict[str, ThreadCall] = {}  # tool call id -> the call whose reply issued it
         self.inputs: dict[str, Any] = {}  # tool call id -> its input (subagent prompts)
         self.results: dict[str, tuple[float, bool, tuple[int, ...]]] = {}  # call id -> (t, is_error, seqs) of its result
         self.issued_t: dict[str, float] = {}  # tool call id -> when its call streamed it
         self.reply_t: dict[int, tuple[float, float]] = {}  # call n -> (first, last) time of its reply's entries
+        self.sent_ids = {p.call_id for c in thread.calls for m in c.new for p in m.parts
+                         if p.kind == rv.TOOL_RESULT and p.call_id}  # tool results some request carried back
 
     def _call_at(self, ch: str, seq: int | None) -> ThreadCall | None:
         found = None
@@ -647,7 +665,7 @@ class _Merge:
             first, _ = self.reply_t.get(call.n, (e.t, e.t))
             self.reply_t[call.n] = (min(first, e.t), e.t)
         if e.kind in ("assistant", "reasoning"):
-            self.replies.setdefault((part.kind, part.text.strip()), []).append(part)
+            self.replies.setdefault((part.kind, part.text.strip()), []).append((call.t_sent, part))
         elif e.kind == "tool_call" and e.call_id:
             self.call_parts[(rv.TOOL_CALL, e.call_id)] = part
             self.issuer[e.call_id] = call
@@ -655,6 +673,7 @@ class _Merge:
             self.inputs[e.call_id] = e.input
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.call_parts.setdefault((rv.TOOL_RESULT, e.call_id), part)
         return True
 
     def _result_sent(self, call: ThreadCall, e: Any) -> None:
@@ -670,24 +689,28 @@ class _Merge:
         or an aside."""
         if e.kind in ("assistant", "reasoning"):
             waiting = self.replies.get((_PART_OF_ENTRY[e.kind], e.text.strip()))
-            if waiting:
-                _add_seqs(waiting.pop(0), e)
+            if waiting:  # the same words from the latest call sent before the client printed them
+                before = [w for w in waiting if w[0] <= e.t]
+                pick = max(before, key=lambda w: w[0]) if before else waiting[0]
+                waiting.remove(pick)
+                _add_seqs(pick[1], e)
                 return
         elif e.kind == "tool_call" and (rv.TOOL_CALL, e.call_id) in self.call_parts:
             _add_seqs(self.call_parts[(rv.TOOL_CALL, e.call_id)], e)
             return
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
-            if e.call_id in self.issuer:
-                self.stdout_results.append(e)
+            within = self.call_parts.get((rv.TOOL_RESULT, e.call_id))
+            if within is not None:  # the client's result within a call (Codebuff): one part, both places
+                _add_seqs(within, e)
+                return
+            if e.call_id in self.sent_ids:  # shown where the model got it (with this line's seq)
                 return
         if e.kind in ("user", "tool_call", "tool_result", "assistant", "reasoning", "session", "result", "error",
                       "status") and len(self.t.asides) < MAX_OUTSIDE:
             text = e.arguments() if e.kind == "tool_call" else e.text
             self.t.asides.append(Aside(e.kind, e.t, clip(text, MAX_ASIDE_TEXT)[0], e.seq, e.is_error,
                                        len(text), e.name))
-
-    stdout_results: list[Any]
 
     def _sent_back(self) -> dict[str, tuple[ThreadCall, list[Part]]]:
         """Tool call id -> the first call that sent its result back to the model, and those result parts."""
@@ -788,7 +811,6 @@ def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, i
     """Lay the conversation's entries onto the thread's calls (see `_Merge`), then time the tool runs and
     find the subagents."""
     m = _Merge(thread)
-    m.stdout_results = []
     others = []
     for ch, entries in conversation.items():
         if ch in m.by_ch:
@@ -818,6 +840,9 @@ def build_threads(sink: ThreadSink, conversation: dict[str, list[Any]], *, key: 
     roots = {lin.id: lin.root_prompt for lin in sink.lineages}
     thread = Thread(key, calls)
     merge(thread, conversation, roots)
+    main = thread.main_lineage
+    for c in thread.calls:
+        c.side = c.parent is None and c.lineage != main
     if not thread.calls and not thread.asides:
         return []
     return [thread]

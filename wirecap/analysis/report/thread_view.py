@@ -46,8 +46,13 @@ def usage_text(c: ThreadCall) -> str:
 
 
 def call_head(c: ThreadCall) -> str:
-    """call N · channel · model."""
+    """call N · channel · model (and what kind of call: prewarm, a retry, a side call outside the main
+    conversation, a subagent's)."""
     bits = [f"call {c.n}", c.ch]
+    if c.parent is not None:
+        bits.append(f"subagent of call {c.parent[0]}")
+    elif c.side:
+        bits.append("side call")
     if c.model:
         bits.append(c.model)
     if c.prewarm:
@@ -83,9 +88,12 @@ def sent_text(c: ThreadCall) -> str:
     """What the request held, in a line."""
     bits = [f"{c.messages_total} message{'s' if c.messages_total != 1 else ''}"]
     if c.earlier:
-        bits.append(f"{c.messages_total - c.earlier} new" if c.messages_total >= c.earlier else "")
+        fresh = c.messages_total - c.earlier
+        bits.append(f"{fresh} new" if fresh > 0 else "nothing new")
     if c.system is not None:
-        bits.append(f"system prompt {sum(p.size for p in c.system):,} characters" if c.system else "no system prompt on the wire")
+        size = sum(p.size for p in c.system)
+        bits.append(f"system prompt {size:,} characters" if size else
+                    "an empty system prompt" if c.system else "no system prompt on the wire")
     elif c.system_same_as is not None:
         bits.append(f"system prompt as in call {c.system_same_as}")
     if c.tools_count is not None:
@@ -116,6 +124,13 @@ def new_first(c: ThreadCall) -> tuple[list[Message], list[Message]]:
     """(the messages new since the previous call, the replies it sends back as history)."""
     fresh = [m for m in c.new if m.echo_of is None]
     return fresh, [m for m in c.new if m.echo_of is not None]
+
+
+def omitted_text(c: ThreadCall, path: str) -> str:
+    """The new messages of a call the report did not keep (the newest are kept), and where they are."""
+    if not c.new_omitted:
+        return ""
+    return f"… {c.new_omitted:,} earlier new message(s) not shown: `wirecap cat {path} --seq {c.seq} --json`"
 
 
 def reply_arrow(p: Part) -> str:
@@ -233,6 +248,8 @@ def _term_call(c: ThreadCall, pad: str, width: int, path: str) -> list[str]:
         return out
     out += textwrap.wrap(f"{pad}   sent: {sent_text(c)}", width, subsequent_indent=pad + "      ")
     fresh, echoes = new_first(c)
+    if c.new_omitted:
+        out += textwrap.wrap(omitted_text(c, path), width, initial_indent=pad + "   ", subsequent_indent=pad + "     ")
     for m in fresh:
         for p in m.parts:
             out += _term_part(p, m.role, "→", pad + "   ", width, path)
@@ -297,13 +314,15 @@ def _md_aside(a: Aside, path: str) -> list[str]:
     return [f"- _{a.kind}_ <sub>seq {a.seq}</sub>: {a.text[:300]}", ""]
 
 
-def _md_system(c: ThreadCall) -> list[str]:
+def _md_system(c: ThreadCall, path: str) -> list[str]:
     if c.system is None or not c.system:
         return []
     size = sum(p.size for p in c.system)
     body = "\n\n".join(p.text[:MD_PART_TEXT] for p in c.system)
+    left = size - len(body) + 2 * (len(c.system) - 1)
+    note = f"… ({left:,} more characters: `wirecap cat {path} --seq {c.seq} --json`)" if left > 0 else ""
     return [f"<details><summary>System prompt ({len(c.system)} block(s), {size:,} characters)</summary>", "",
-            _md_fence(body), "", "</details>", ""]
+            _md_fence(body), note, "", "</details>", ""]
 
 
 def _md_tools(c: ThreadCall) -> list[str]:
@@ -319,11 +338,12 @@ def _md_call(c: ThreadCall, h: str, path: str) -> list[str]:
         return out
     out += [f"_sent: {sent_text(c)}_", ""]
     fresh, echoes = new_first(c)
+    out += [omitted_text(c, path), ""] if c.new_omitted else []
     for m in fresh:
         for p in m.parts:
             out += _md_part(p, m.role, "→", path)
     out += [f"_(call {m.echo_of}'s reply, sent back as history)_\n" for m in echoes[:1]]
-    out += _md_system(c) + _md_tools(c)
+    out += _md_system(c, path) + _md_tools(c)
     for p in c.reply:
         out += _md_part(p, "assistant", reply_arrow(p), path)
     return out
@@ -379,14 +399,15 @@ def _html_part(p: Part, role: str | None, arrow: str, anchor: Callable[[int], st
     return f'<div class="{cls}"><div>{title}</div>{_html_text(p, path)}</div>'
 
 
-def _html_system(c: ThreadCall, ci: int) -> str:
+def _html_system(c: ThreadCall, ci: int, path: str) -> str:
     if c.system is None:
         return (f'<p class="muted sent-same">System prompt: as in <a href="#c{ci}-call-{c.system_same_as}">'
                 f"call {c.system_same_as}</a></p>" if c.system_same_as is not None else "")
     if not c.system:
         return ""  # (the sent line says so)
     size = sum(p.size for p in c.system)
-    blocks = "".join(f"<pre>{_e(p.text)}</pre>" + (f'<div class="muted">… ({p.cut:,} more characters)</div>' if p.cut else "")
+    blocks = "".join(f"<pre>{_e(p.text)}</pre>" + (f'<div class="muted">… ({p.cut:,} more characters: <code>wirecap cat '
+                                                   f"{_e(path)} --seq {c.seq} --json</code>)</div>" if p.cut else "")
                      for p in c.system)
     return (f'<details class="system"><summary>System prompt <span class="muted">({len(c.system)} block(s), '
             f"{size:,} characters)</span></summary>{blocks}</details>")
@@ -413,13 +434,14 @@ def _html_call(c: ThreadCall, ci: int, anchor: Callable[[int], str], path: str) 
     if not c.detailed:
         return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}</div>'
     fresh, echoes = new_first(c)
-    new = "".join(_html_part(p, m.role, "→", anchor, path) for m in fresh for p in m.parts)
+    new = (f'<p class="muted">{_e(omitted_text(c, path))}</p>' if c.new_omitted else "") + \
+        "".join(_html_part(p, m.role, "→", anchor, path) for m in fresh for p in m.parts)
     echo = "".join(f'<p class="muted">(<a href="#c{ci}-call-{m.echo_of}">call {m.echo_of}</a>\'s reply, sent back as '
                    "history)</p>" for m in echoes[:1])
     earlier = (f'<p class="muted">{c.earlier} earlier message(s), as sent before (see the calls above)</p>'
                if c.earlier else "")
     sent = (f'<div class="sent"><div class="muted">sent: {_e(sent_text(c))}</div>{new or "<p class=muted>nothing new</p>"}'
-            f"{echo}{_html_system(c, ci)}{_html_tools(c, ci)}{earlier}</div>")
+            f"{echo}{_html_system(c, ci, path)}{_html_tools(c, ci)}{earlier}</div>")
     reply = "".join(_html_part(p, "assistant", reply_arrow(p), anchor, path) for p in c.reply)
     return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}{sent}<div class="reply">{reply}</div></div>'
 
