@@ -64,7 +64,7 @@ def run_wirecap_process(*args: str, input: bytes | None = None, timeout: float =
 def needs_process(args: tuple[str, ...]) -> bool:
     """Commands that cannot run inside the test process (see the module doc)."""
     return (bool(args) and args[0] in ("tee", "record")) or args[:2] in (("replay", "exec"), ("replay", "serve")) \
-        or (bool(args) and args[0] == "cat" and "--follow" in args)
+        or (bool(args) and args[0] == "cat" and ("--follow" in args or "-F" in args))
 
 
 def run_wirecap(*args: str, input: bytes | None = None, timeout: float = 60, cwd: str | None = None,

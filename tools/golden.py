@@ -71,8 +71,8 @@ def runs(paths: list[str]) -> Iterator[tuple[str, list[str]]]:
     # Universal-event files (what `convert` writes) diffed against each other.
     for a, b in same:
         ea, eb = (f"{EVENTS_DIR}/{Path(p).stem}.events.jsonl" for p in (a, b))
-        yield f"{a} convert-to-events", ["convert", "-o", ea, a]
-        yield f"{b} convert-to-events", ["convert", "-o", eb, b]
+        yield f"{a} convert-to-events", ["convert", "--force", "-o", ea, a]
+        yield f"{b} convert-to-events", ["convert", "--force", "-o", eb, b]
         yield f"{a} {b} diff-event-files", ["diff", "--no-color", ea, eb]
         yield f"{a} {b} diff-event-files-json", ["diff", "--json", ea, eb]
 
@@ -87,12 +87,21 @@ def run(argv: list[str]) -> tuple[int, bytes, bytes]:
 def snapshot(dump: Path | None = None) -> dict[str, list]:
     """Every run's [exit status, stdout hash, stderr hash]; with `dump`, the outputs too. Holds a lock
     on EVENTS_DIR for the whole run, so snapshots running at once (several checkouts) never share it."""
+    saved_env, saved_cwd = {k: os.environ.get(k) for k in ENV}, os.getcwd()
     os.environ.update(ENV)
     os.chdir(ROOT)
     Path(EVENTS_DIR).mkdir(exist_ok=True)
-    with open(f"{EVENTS_DIR}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _snapshot(dump)
+    try:
+        with open(f"{EVENTS_DIR}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return _snapshot(dump)
+    finally:  # tests run it in-process: COLUMNS=120 left behind would fit every later test's tables
+        os.chdir(saved_cwd)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _snapshot(dump: Path | None) -> dict[str, list]:

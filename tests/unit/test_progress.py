@@ -72,6 +72,9 @@ def test_counts_without_total_and_iterate() -> None:
     p.stage("decoding", unit="records")
     assert list(p.iterate(range(1500))) == list(range(1500))
     assert p.line() == "wirecap stats: decoding 1,500 records [0s]"
+    p.stage("writing", total=3000, unit="records")
+    p.add(1500)
+    assert p.line() == "wirecap stats: writing 1,500 of 3,000 records (50%) [0s]"
     p.stage("sizing")
     assert list(p.iterate(["ab", "cde"], size=len)) == ["ab", "cde"]
     assert p.done == 5
@@ -84,7 +87,7 @@ def test_thread_draws_and_close_clears() -> None:
     with P.Progress("report", stream=out, delay=0, interval=0.01) as p:
         p.stage("working")
         for _ in range(1000):  # (bounded: at most 10 s)
-            if p.shown:
+            if "working" in out.getvalue():
                 break
             p._stop.wait(0.01)
     text = out.getvalue()
@@ -101,3 +104,54 @@ def test_a_broken_stream_never_fails_the_command() -> None:
     p.draw()
     assert p.enabled is False
     p.close()
+
+
+def test_on_the_main_thread_a_timer_draws_not_a_thread() -> None:
+    """No thread is started (a command that forks only while it has one thread still can), and the
+    previous SIGALRM handler and timer are put back at the end."""
+    import signal
+    import threading
+
+    def before(signum, frame) -> None:  # pragma: no cover - never fires (its timer is far away)
+        pass
+
+    old = signal.signal(signal.SIGALRM, before)
+    signal.setitimer(signal.ITIMER_REAL, 500.0, 0)
+    try:
+        out = Tty()
+        threads = threading.active_count()
+        with P.Progress("diff", stream=out, delay=0, interval=0.01) as p:
+            assert threading.active_count() == threads
+            assert signal.getsignal(signal.SIGALRM) == p._tick
+            p.stage("working")
+            for _ in range(1000):  # (bounded: at most 10 s)
+                if "working" in out.getvalue():
+                    break
+                p._stop.wait(0.01)
+        assert "wirecap diff: working" in out.getvalue() and out.getvalue().endswith(P.CLEAR)
+        assert signal.getsignal(signal.SIGALRM) is before
+        assert 400 < signal.getitimer(signal.ITIMER_REAL)[0] <= 500  # (the earlier timer, running on)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_off_the_main_thread_a_thread_draws() -> None:
+    import threading
+
+    out = Tty()
+    seen: dict = {}
+
+    def work() -> None:
+        with P.Progress("report", stream=out, delay=0, interval=0.01) as p:
+            seen["thread"] = p._thread is not None and p._timer is None
+            p.stage("elsewhere")
+            for _ in range(1000):
+                if "elsewhere" in out.getvalue():
+                    break
+                p._stop.wait(0.01)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(timeout=20)
+    assert seen["thread"] and "wirecap report: elsewhere" in out.getvalue() and out.getvalue().endswith(P.CLEAR)

@@ -7,12 +7,14 @@ describe a capture of any size.
 from __future__ import annotations
 
 import shlex
+import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from wirecap.analysis.tables import Col, fit_table
 from wirecap.capture.payload import payload_size
 from wirecap.dialects import Detection
 
@@ -255,16 +257,28 @@ def _header_lines(path: str, h: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _channel_table(inv: Inventory) -> str:
-    from tabulate import tabulate  # (only here: 30+ ms to import, and `cat` shares this module)
+CHANNEL_COLUMNS = [Col("ch"), Col("kind", 3), Col("endpoint", 2, "cut", floor=16), Col("dialect", 1, floor=8),
+                   Col("c2s", 2), Col("s2c", 2), Col("bytes", 2), Col("duration", 2), Col("close", 1, floor=6)]
 
+
+def _channel_table(inv: Inventory, width: int | None) -> str:
     rows = [
         [c.ch, c.transport or "?", _short(c.endpoint), c.dialect or "", c.c2s, c.s2c, c.bytes,
          _fmt_duration(c.duration), c.status]
         for c in inv.channels.values()
     ]
-    return tabulate(rows, headers=["ch", "kind", "endpoint", "dialect", "c2s", "s2c", "bytes", "duration", "close"],
-                    disable_numparse=True)
+    return fit_table(CHANNEL_COLUMNS, rows, width)
+
+
+def _wrapped(lines: list[str], width: int | None) -> list[str]:
+    """`name       value` lines wrapped to `width` under their value (None: as they are)."""
+    if width is None:
+        return lines
+    out = []
+    for line in lines:
+        # a path is broken only when it is longer than a whole line (never at its hyphens)
+        out += textwrap.wrap(line, max(width, 30), subsequent_indent=" " * 11, break_on_hyphens=False) or [""]
+    return out
 
 
 def _listed(title: str, items: list[str], limit: int = 20) -> list[str]:
@@ -275,8 +289,10 @@ def _listed(title: str, items: list[str], limit: int = 20) -> list[str]:
     return lines
 
 
-def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list[str]) -> str:
-    """What `wirecap info` prints: the header, the figures, one row per channel, errors and problems."""
+def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list[str],
+              width: int | None = None) -> str:
+    """What `wirecap info` prints: the header, the figures, one row per channel, errors and problems;
+    fitted to `width` (None: lines as long as they are)."""
     status = "interrupted: " + interrupted if interrupted else "clean (end record present)"
     lines = _header_lines(path, inv.header)
     lines.append(
@@ -284,17 +300,22 @@ def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list
         f"duration {_fmt_duration(inv.to_json()['duration'])}"
     )
     lines.append(f"status     {status}")
+    lines = _wrapped(lines, width)
     if inv.channels:
-        lines += ["", _channel_table(inv)]
+        lines += ["", _channel_table(inv, width)]
+    tail: list[str] = []
     if inv.transport is not None:
         from wirecap.analysis.transport import describe_transport
 
-        lines += ["", *describe_transport(inv.transport)]
-    lines += _listed("recorder errors", inv.errors)
-    lines += _listed("reader problems", problems)
+        tail += ["", *describe_transport(inv.transport)]
+    tail += _listed("recorder errors", inv.errors)
+    tail += _listed("reader problems", problems)
     if len(problems) > 20:
-        lines.append(f"  ... and {len(problems) - 20} more")
-    return "\n".join(lines)
+        tail.append(f"  ... and {len(problems) - 20} more")
+    if width is not None:
+        tail = [w for line in tail for w in (textwrap.wrap(line, max(width, 30), subsequent_indent="    ",
+                                                           break_on_hyphens=False) or [""])]
+    return "\n".join(lines + tail)
 
 
 def _short(text: str, width: int = 60) -> str:

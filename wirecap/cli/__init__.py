@@ -56,6 +56,25 @@ class LazyGroup(click.Group):
                 names.append(name)
         return names
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from wirecap.cli.console import normalize_color_argument
+
+        return super().parse_args(ctx, normalize_color_argument(args))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """A mistyped subcommand gets "did you mean" (`wirecap stat` -> stats)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            close += [c for c in self.list_commands(ctx) if c.startswith(name) and c not in close]
+            # (worded as click's own for a subcommand's subcommand: `wirecap replay sevre`)
+            hint = (f" Did you mean {close[0]!r}?" if len(close) == 1 else
+                    f" Did you mean one of {', '.join(repr(c) for c in close[:3])}?" if close else "")
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         target = COMMANDS.get(name)
         if target is None:
@@ -68,13 +87,19 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="wirecap")
-def cli() -> None:
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None, metavar="WHEN",
+              help="Color for every command: auto (a terminal, unless NO_COLOR is set), always, never.")
+@click.option("--no-pager", "no_pager", is_flag=True, help="Never page long output (like git --no-pager).")
+def cli(color: str | None, no_pager: bool) -> None:
     """Record, replay, decode, diff, annotate and report on coding-agent traffic.
 
     Captures are JSONL files (see docs/capture-format.md). Exit codes: 0 ok, 1 a finding or
     difference (validate, diff), 2 an error (unreadable input, refused operation), 3 an internal
     error (a bug in wirecap: please report it; WIRECAP_DEBUG=1 shows the traceback), 130 interrupted.
     """
+    from wirecap.cli.console import SETTINGS
+
+    SETTINGS.color, SETTINGS.pager = color, not no_pager
 
 
 def usage_error_line(e: click.UsageError) -> str:

@@ -8,7 +8,7 @@ import click
 import orjson
 
 from wirecap.analysis import notes as notes_mod
-from wirecap.cli.common import check_dialect
+from wirecap.cli.common import check_dialect, complete_files
 from wirecap.errors import WirecapError
 
 
@@ -56,7 +56,7 @@ def _from_validate(capture: str, author: str, dialect: str | None) -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.argument("text", required=False)
 @click.option("--seq", type=int, metavar="SEQ", help="The message (record seq) the note is about.")
 @click.option("--to", "seq_end", type=int, metavar="SEQ", help="Make it a range: --seq FIRST --to LAST.")

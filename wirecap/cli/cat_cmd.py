@@ -14,7 +14,8 @@ import click
 from wirecap.analysis.listing import RecordFilter, write_listing
 from wirecap.analysis.notes import NotesByPlace, notes_beside
 from wirecap.capture.reader import CaptureReader
-from wirecap.cli.common import check_channels_exist, non_negative, noting_channels
+from wirecap.cli import console
+from wirecap.cli.common import check_channels_exist, complete_files, non_negative, noting_channels
 from wirecap.errors import WirecapError
 
 
@@ -25,6 +26,14 @@ def _width(width: int | None) -> int:
         return shutil.get_terminal_size((120, 24)).columns
     cols = os.environ.get("COLUMNS", "")
     return int(cols) if cols.isdigit() else 0
+
+
+def _format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """-f was --follow before it was --format: a capture given to it gets told where follow went."""
+    if value not in ("text", "json"):
+        raise click.BadParameter(f"{value!r}: -f is --format (text or json); to follow a growing capture use -F",
+                                 ctx=ctx, param=param)
+    return value
 
 
 def _seq_ranges(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
@@ -49,9 +58,11 @@ def _upto(records: Iterable[dict[str, Any]], last: int) -> Iterator[dict[str, An
 
 
 @click.command()
-@click.argument("capture", metavar="CAP")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the records' lines exactly as they are in the file (header first).")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
+@click.option("--format", "-f", "fmt", default="text", show_default=True, metavar="text|json", callback=_format,
+              help="text: one readable line per record; json: the records' lines exactly as they are in the file "
+                   "(header first).")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--ch", "channels", multiple=True, metavar="CH", help="Only channel CH (repeatable).")
 @click.option("--dir", "direction", type=click.Choice(["c2s", "s2c"]),
               help="Only messages in this direction.")
@@ -62,13 +73,16 @@ def _upto(records: Iterable[dict[str, Any]], last: int) -> Iterator[dict[str, An
               help="Only the record with seq N, or seqs A to B (repeatable; reading stops past the last).")
 @click.option("--grep", "grep", metavar="REGEX",
               help="Only messages whose payload text matches REGEX (other records: their JSON).")
-@click.option("--follow", "-f", is_flag=True,
-              help="Keep reading as the capture grows; stop at its end record (Ctrl-C to quit).")
+@click.option("--follow", "-F", is_flag=True,
+              help="Keep reading as the capture grows; stop at its end record (Ctrl-C to quit). (-F as in less; "
+                   "-f is --format.)")
 @click.option("--width", type=int, callback=non_negative, default=None, metavar="N",
               help="Cut lines to N characters (default: the terminal width; 0 = never).")
 @click.option("--no-notes", is_flag=True, help="Do not show annotations from CAP.notes.jsonl.")
-def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str | None,
-        types: tuple[str, ...], seqs: tuple[tuple[int, int], ...], grep: str | None, follow: bool, width: int | None, no_notes: bool) -> None:
+@console.pager_option
+def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direction: str | None,
+        types: tuple[str, ...], seqs: tuple[tuple[int, int], ...], grep: str | None, follow: bool, width: int | None,
+        no_notes: bool, no_pager: bool) -> None:
     """Print the records of the capture CAP, one line each.
 
     Columns: t (seconds since the capture began), seq, channel, direction (→ client to server,
@@ -77,13 +91,13 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
     (stdin), `.gz` or `.zst`. Reader problems and "interrupted capture" go to stderr, one line
     each; the exit status is 0 unless CAP cannot be read (2).
     """
+    as_json = as_json or fmt == "json"
     try:
         rx = re.compile(grep) if grep is not None else None
     except re.error as e:
         raise WirecapError(f"--grep {grep!r}: invalid regular expression: {e}") from None
     keep = RecordFilter(channels=channels, direction=direction, types=types, grep=rx, seqs=seqs)
     reader = CaptureReader(capture, follow=follow and capture != "-")
-    out = sys.stdout.buffer
     note_problems: list[str] = []
     seen: set[str] = set()
     records: Iterable[dict[str, Any]] = noting_channels(reader, seen) if channels else reader
@@ -91,11 +105,14 @@ def cat(capture: str, as_json: bool, channels: tuple[str, ...], direction: str |
         records = _upto(records, keep.last_seq)
     try:
         if as_json:
+            out = sys.stdout.buffer
             _raw(reader, records, keep, out, follow)
+            out.flush()
         else:
             notes, note_problems = ([], []) if no_notes else notes_beside(capture)
-            write_listing(records, keep, NotesByPlace.of(notes), _width(width), out, follow=follow)
-        out.flush()
+            with console.paging(not (no_pager or follow)) as out:  # (following: the lines as they come)
+                write_listing(records, keep, NotesByPlace.of(notes), _width(width), out, follow=follow)
+                out.flush()
     finally:
         reader.close()
     for line in [*note_problems, *reader.report()]:

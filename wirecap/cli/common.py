@@ -32,6 +32,14 @@ def exit_without_teardown(code: int) -> None:
         sys.exit(code)
 
 
+def complete_files(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion for a file argument or option: the shell's own filename completion (click's
+    `file` item; a plain string argument would offer nothing and turn the shell's completion off)."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
 def redaction_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--no-redact / --redact-key / --redact-pattern, for every command that writes a capture."""
     f = click.option(
@@ -88,6 +96,17 @@ def refuse_output_over_input(output: str, inputs: Iterable[str], option: str = "
     for path in inputs:
         if path != "-" and os.path.exists(path) and os.path.samefile(output, path):
             raise WirecapError(f"{option} {output}: that is the input {path}; refusing to overwrite it")
+
+
+def refuse_overwrite(output: str, force: bool) -> None:
+    """An output file that exists is replaced only with --force (every command's -o does this)."""
+    if not force and output != "-" and os.path.lexists(output):
+        raise WirecapError(f"{output}: exists; refusing to overwrite it (use --force)")
+
+
+def force_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--force`: replace the -o file if it exists."""
+    return click.option("--force", is_flag=True, help="Replace the -o file if it exists.")(f)
 
 
 @contextlib.contextmanager

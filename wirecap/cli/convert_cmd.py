@@ -11,11 +11,15 @@ import click
 from wirecap.analysis.convert import sorted_notes, write_event_lines
 from wirecap.analysis.notes import notes_beside
 from wirecap.capture.reader import CaptureReader
+from wirecap.cli import console
 from wirecap.cli.common import (
     check_channels_exist,
     check_dialect,
+    complete_files,
+    force_option,
     noting_channels,
     refuse_output_over_input,
+    refuse_overwrite,
     replacing_file,
 )
 from wirecap.dialects import decode_batches, decode_records
@@ -42,15 +46,16 @@ def write_events(capture: str, out: IO[bytes], *, dialect: str | None, ch: str |
 
 
 @click.command()
-@click.argument("capture", metavar="CAP")
-@click.option("-o", "--output", metavar="OUT", help="Write the events to OUT instead of standard output.")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
+@click.option("-o", "--output", metavar="OUT", shell_complete=complete_files, help="Write the events to OUT instead of standard output.")
 @click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it "
               "(applies to every channel of its transport). See `wirecap convert --list-dialects`.")
 @click.option("--ch", metavar="CH", help="Only events of channel CH (a process name selects its pipes too).")
 @click.option("--no-notes", is_flag=True, help="Leave out annotations from CAP.notes.jsonl.")
+@force_option
 @click.option("--list-dialects", is_flag=True, is_eager=True, expose_value=False,
               callback=lambda ctx, _p, v: _list(ctx) if v else None, help="List the dialects and exit.")
-def convert(capture: str, output: str | None, dialect: str | None, ch: str | None, no_notes: bool) -> None:
+def convert(capture: str, output: str | None, dialect: str | None, ch: str | None, no_notes: bool, force: bool) -> None:
     """Decode CAP into universal events, one JSON object per line.
 
     Each event has kind (session.started, turn.started, item.started / item.delta /
@@ -61,14 +66,16 @@ def convert(capture: str, output: str | None, dialect: str | None, ch: str | Non
     check_dialect(dialect)
     if output and output != "-":
         refuse_output_over_input(output, [capture])
+        refuse_overwrite(output, force)
         try:
-            with replacing_file(output) as f:
+            with replacing_file(output) as f, console.reading("convert", [capture]):
                 write_events(capture, f, dialect=dialect, ch=ch, notes=not no_notes)
         except OSError as e:
             raise WirecapError(f"{output}: cannot write: {e.strerror}") from None
     else:
-        write_events(capture, sys.stdout.buffer, dialect=dialect, ch=ch, notes=not no_notes)
-        sys.stdout.buffer.flush()
+        with console.reading("convert", [capture], quiet_stdout=True):
+            write_events(capture, sys.stdout.buffer, dialect=dialect, ch=ch, notes=not no_notes)
+            sys.stdout.buffer.flush()
 
 
 def _list(ctx: click.Context) -> None:

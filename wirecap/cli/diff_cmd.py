@@ -9,12 +9,13 @@ import orjson
 
 from wirecap.analysis.diff import LEVELS, diff_captures
 from wirecap.analysis.diff.render import render_summary, render_unified
-from wirecap.cli.common import exit_without_teardown, readable_twice
+from wirecap.cli import console
+from wirecap.cli.common import complete_files, exit_without_teardown, readable_twice
 
 
 @click.command()
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="B")
+@click.argument("a", metavar="A", shell_complete=complete_files)
+@click.argument("b", metavar="B", shell_complete=complete_files)
 @click.option("--level", type=click.Choice(LEVELS), default="events", show_default=True,
               help="events: universal events (messages, tool calls and results, reasoning, errors, usage); "
                    "wire: every message after normalization; stats: the numbers side by side.")
@@ -31,9 +32,11 @@ from wirecap.cli.common import exit_without_teardown, readable_twice
               help="With --timing: the slowdown that counts as a regression (50% = 1.5 times as long).")
 @click.option("--context", "context", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",
               help="Unchanged items shown around each difference.")
-@click.option("--color/--no-color", default=None, help="Color the view (default: when stdout is a terminal).")
+@console.color_option
+@console.pager_option
 def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], keep: tuple[str, ...], chunks: bool,
-         summary: bool, as_json: bool, timing: bool, threshold: str, context: int, color: bool | None) -> None:
+         summary: bool, as_json: bool, timing: bool, threshold: str, context: int, color: str | None,
+         no_color: bool, no_pager: bool) -> None:
     """Compare two captures (or two universal-event files from `wirecap convert`).
 
     Ids, timestamps, txids, session ids, fingerprints and chunk boundaries are ignored by default, so
@@ -43,7 +46,7 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
     A or B may be `-` (standard input). Exit status: 0 equal (one summary line), 1 different, 2 error
     — like diff(1).
     """
-    with readable_twice([a, b]) as (path_a, path_b):
+    with readable_twice([a, b]) as (path_a, path_b), console.reading("diff", [path_a, path_b]):
         result = diff_captures(path_a, path_b, level=level, ch=ch, ignore=ignore, keep=keep, chunks=chunks,
                                timing_threshold=threshold if timing else None)
     result.a, result.b = a, b
@@ -56,8 +59,9 @@ def diff(a: str, b: str, level: str, ch: str | None, ignore: tuple[str, ...], ke
     elif result.equal:
         click.echo(result.summary_line())
     elif summary:
-        click.echo(render_summary(result), nl=False)
+        console.emit(render_summary(result), pager=not no_pager)
     else:
-        use_color = sys.stdout.isatty() if color is None else color
-        click.echo(render_unified(result, color=use_color, context=context), nl=False, color=use_color)
+        use_color = console.color_wanted(console.when(color, no_color))
+        console.emit(render_unified(result, color=use_color, context=context, width=console.columns()),
+                     pager=not no_pager, color=use_color)
     exit_without_teardown(0 if result.equal else 1)

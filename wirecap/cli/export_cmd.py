@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import BinaryIO, cast
 
 import click
 
 from wirecap.capture.reader import CaptureReader
-from wirecap.cli.common import refuse_output_over_input, replacing_file
-from wirecap.errors import WirecapError
+from wirecap.cli import console
+from wirecap.cli.common import complete_files, refuse_output_over_input, refuse_overwrite, replacing_file
 from wirecap.export.har import write_har
 
 
 @click.command()
-@click.argument("capture", metavar="CAP")
-@click.option("-o", "--output", "--har", "har_path", required=True, metavar="OUT",
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
+@click.option("-o", "--output", "--har", "har_path", required=True, metavar="OUT", shell_complete=complete_files,
               help="Write HAR 1.2 to OUT (`-` for stdout). `--har OUT` is the same option.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the 'exported N entries' summary on stderr.")
@@ -29,12 +28,12 @@ def export(capture: str, har_path: str, force: bool, quiet: bool) -> None:
     as they are in the capture.
     """
     refuse_output_over_input(har_path, [capture])
-    with CaptureReader(capture) as reader:  # written as the channels close: memory stays bounded
+    with CaptureReader(capture) as reader, console.reading("export", [capture], quiet_stdout=har_path == "-"):
+        # written as the channels close: memory stays bounded
         if har_path == "-":
             counts = write_har(reader.header, reader, sys.stdout.buffer)
         else:
-            if not force and os.path.lexists(har_path):
-                raise WirecapError(f"{har_path}: exists; refusing to overwrite it (use --force)")
+            refuse_overwrite(har_path, force)
             # through a temp file renamed into place: bad input met halfway leaves no half a HAR
             with replacing_file(har_path) as f:
                 counts = write_har(reader.header, reader, cast(BinaryIO, f))  # (opened "wb")

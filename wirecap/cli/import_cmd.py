@@ -10,6 +10,7 @@ from wirecap.capture.importers import KINDS
 from wirecap.cli.common import (
     check_capture_output,
     check_dialect,
+    complete_files,
     make_redactor,
     redaction_options,
     refuse_output_over_input,
@@ -18,8 +19,8 @@ from wirecap.record.imports import import_sources
 
 
 @click.command("import")
-@click.argument("sources", metavar="SRC...", nargs=-1, required=True)
-@click.option("-o", "--output", "output", required=True, metavar="CAP", help="The capture to write.")
+@click.argument("sources", metavar="SRC...", nargs=-1, required=True, shell_complete=complete_files)
+@click.option("-o", "--output", "output", required=True, metavar="CAP", shell_complete=complete_files, help="The capture to write.")
 @click.option("--kind", type=click.Choice(KINDS),
               help="What the sources are (default: detected per file from its name and first lines).")
 @click.option("--dialect", metavar="NAME",

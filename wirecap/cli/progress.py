@@ -4,8 +4,11 @@ The one progress helper of the CLI. A `Progress` writes ONE line on stderr (rewr
 `\\r` and erase-line) and only when stderr is a terminal: a pipe, a file, a CI log or a test's captured
 stream never sees it. It is throttled (a line at most every `interval` seconds, the first one only after
 `delay` seconds, so a quick command prints nothing) and cleared at the end, so what the command prints
-afterwards starts on a clean line. The hot path is an attribute increment: the line is drawn by a
-daemon thread that wakes every `interval`, never by the caller.
+afterwards starts on a clean line. The hot path is an attribute increment: the line is drawn every
+`interval` by an interval timer (SIGALRM, on the main thread: no thread is started, so a command that
+forks only while it has one thread, such as `diff`'s parallel sides, still can; a forked child does not
+inherit the timer; the previous handler and timer are put back at the end), or by a daemon thread when
+the progress is made off the main thread; never by the caller.
 
     with Progress("report") as p:
         p.stage("reading run.jsonl", total=os.path.getsize(path), unit="bytes")
@@ -13,13 +16,14 @@ daemon thread that wakes every `interval`, never by the caller.
             p.add(len(line))
         p.stage("writing run.report.html")
 
-`WIRECAP_PROGRESS=0` turns it off, `WIRECAP_PROGRESS=1` on even without a terminal (for a person
-watching a log); `TERM=dumb` turns it off.
+`WIRECAP_PROGRESS=0` turns it off, `WIRECAP_PROGRESS=1` on even without a terminal and from the start
+(for a person watching a log, and for tests); `TERM=dumb` turns it off.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -49,6 +53,11 @@ def wanted(stream: IO[str] | None = None) -> bool:
     return tty and os.environ.get("TERM") != "dumb"
 
 
+def forced() -> bool:
+    """`WIRECAP_PROGRESS=1`: progress on whatever stderr is, from the start (no delay)."""
+    return os.environ.get("WIRECAP_PROGRESS", "").strip().lower() in ("1", "yes", "true", "on", "always")
+
+
 def _amount(n: float, unit: str) -> str:
     if unit == "bytes":
         for u in ("B", "KB", "MB", "GB"):
@@ -68,7 +77,7 @@ class Progress:
         self.what = what
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = wanted(self.stream) if enabled is None else enabled
-        self.delay = delay
+        self.delay = 0.0 if enabled is None and forced() else delay
         self.interval = interval
         self.clock = clock
         self.text = ""  # the current stage
@@ -77,12 +86,24 @@ class Progress:
         self.done: float = 0  # the hot path: callers add to it
         self.shown = False  # a line is on the terminal (to clear)
         self._start = clock()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (re-entered when the timer's signal lands inside stage())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._timer: tuple[Any, tuple[float, float]] | None = None  # (previous SIGALRM handler, timer)
         if self.enabled and thread:
-            self._thread = threading.Thread(target=self._run, name="wirecap-progress", daemon=True)
-            self._thread.start()
+            self._start_drawing()
+
+    def _start_drawing(self) -> None:
+        first = max(min(self.delay, self.interval), 0.001)
+        if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+            old = signal.signal(signal.SIGALRM, self._tick)
+            self._timer = (old, signal.setitimer(signal.ITIMER_REAL, first, self.interval))
+            return
+        self._thread = threading.Thread(target=self._run, name="wirecap-progress", daemon=True)
+        self._thread.start()
+
+    def _tick(self, signum: int, frame: Any) -> None:
+        self.draw()
 
     # --- what the caller says ------------------------------------------------------------------------
     def stage(self, text: str, *, total: float | None = None, unit: str = "") -> None:
@@ -111,7 +132,7 @@ class Progress:
         head = f"wirecap {self.what}: {self.text}" if self.text else f"wirecap {self.what}"
         if total:
             pct = min(100.0, 100.0 * done / total)
-            count = f"{_amount(done, unit)} of {_amount(total, unit)} ({pct:.0f}%)"
+            count = f"{_amount(done, unit if unit == 'bytes' else '')} of {_amount(total, unit)} ({pct:.0f}%)"
         elif done:
             count = _amount(done, unit)
         else:
@@ -127,28 +148,49 @@ class Progress:
             return
         with self._lock:
             try:
-                self.stream.write(CLEAR + self.line())
-                self.stream.flush()
+                self._write(CLEAR + self.line())
                 self.shown = True
             except (OSError, ValueError):  # stderr went away: stop drawing, never fail the command
                 self.enabled = False
+            except RuntimeError:  # (the timer landed inside a write to the same stream: next time)
+                pass
+
+    def _write(self, text: str) -> None:
+        """To the stream's file descriptor when it has one (a signal handler must not re-enter Python's
+        buffered writer), else through the stream."""
+        try:
+            fd = self.stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            self.stream.write(text)
+            self.stream.flush()
+            return
+        self.stream.flush()
+        os.write(fd, text.encode())
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+        wait = min(self.delay, self.interval)  # (delay 0: the first line at once)
+        while not self._stop.wait(wait):
             self.draw()
+            wait = self.interval
 
     def close(self) -> None:
-        """Stop drawing and clear the line (idempotent)."""
+        """Stop drawing (the previous SIGALRM handler and timer put back) and clear the line (idempotent)."""
         self._stop.set()
+        if self._timer is not None:
+            old, (left, every) = self._timer
+            self._timer = None
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            if left > 0:
+                signal.setitimer(signal.ITIMER_REAL, left, every)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=2)
         self._thread = None
         with self._lock:
             if self.shown:
                 try:
-                    self.stream.write(CLEAR)
-                    self.stream.flush()
-                except (OSError, ValueError):
+                    self._write(CLEAR)
+                except (OSError, ValueError, RuntimeError):
                     pass
                 self.shown = False
 
@@ -160,7 +202,9 @@ class Progress:
 
 
 def _columns() -> int:
+    """stderr's width (100 when it has none: a pty whose size was never set says 0)."""
     try:
-        return os.get_terminal_size(2).columns
+        cols = os.get_terminal_size(2).columns
     except OSError:
         return 100
+    return cols if cols >= 20 else 100

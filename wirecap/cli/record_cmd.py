@@ -11,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from wirecap.cli.common import check_capture_output, check_dialect, make_redactor, redaction_options
+from wirecap.cli.common import (
+    check_capture_output,
+    check_dialect,
+    complete_files,
+    make_redactor,
+    redaction_options,
+)
 from wirecap.errors import ExitStatus, WirecapError
 
 
@@ -23,7 +29,7 @@ def _announce(line: str) -> None:
 
 
 @click.command(context_settings={"ignore_unknown_options": False})
-@click.option("-o", "--output", required=True, metavar="CAP", help="Capture file to write (.jsonl, .jsonl.gz, .jsonl.zst).")
+@click.option("-o", "--output", required=True, metavar="CAP", shell_complete=complete_files, help="Capture file to write (.jsonl, .jsonl.gz, .jsonl.zst).")
 @click.option("--reverse", "reverse", metavar="URL",
               help="Reverse proxy to URL (http://HOST:PORT or https://...): point the client's base URL at the proxy.")
 @click.option("--upstream", metavar="URL", help="Regular proxy that forwards through another proxy at URL.")

@@ -11,6 +11,7 @@ import click
 
 from wirecap.cli.common import (
     check_capture_output,
+    complete_files,
     make_redactor,
     redaction_options,
     refuse_output_over_input,
@@ -54,7 +55,7 @@ def replay() -> None:
 
 
 @replay.command()
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--listen", "listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Address to listen on (port 0 picks a free one).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT", help="Port to listen on (same as --listen 127.0.0.1:PORT).")
@@ -111,7 +112,7 @@ def serve(capture: str, listen: str, port: int | None, port_file: str | None, sp
 
 
 @replay.command()
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--url", required=True, metavar="URL", help="The live server: ws://HOST:PORT[/path] or http://HOST:PORT[/prefix].")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None, metavar="CAP",
               help="Record the new exchange to this capture.")
@@ -182,7 +183,7 @@ def client(capture: str, url: str, output: str | None, force: bool, speed: float
 
 
 @replay.command("exec")
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--speed", type=float, default=1.0, show_default=True, metavar="FACTOR", help=SPEED_HELP)
 @click.option("--max-wait", type=float, default=None, metavar="SECONDS", help=MAX_WAIT_HELP)
 @click.option("--ch", "channels", multiple=True, metavar="CH",
@@ -197,7 +198,7 @@ def exec_(capture: str, speed: float, max_wait: float | None, channels: tuple[st
 
 
 @replay.command()
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--name", default=None, metavar="NAME", help="The CLI it stands for (for the comment in the script).")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="Where to write the executable (e.g. bin/claude).")

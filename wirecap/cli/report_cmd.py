@@ -15,12 +15,16 @@ from wirecap.analysis.report.build import build_report
 from wirecap.analysis.report.model import Report
 from wirecap.capture.reader import CaptureReader
 from wirecap.capture.redact import Redactor
+from wirecap.cli import console
 from wirecap.cli.common import (
     check_dialect,
+    complete_files,
+    force_option,
     make_redactor,
     non_negative,
     readable_twice,
     refuse_output_over_input,
+    refuse_overwrite,
     replacing_file,
 )
 from wirecap.cli.progress import Progress
@@ -35,13 +39,14 @@ def default_html_path(capture: str) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("captures", metavar="CAP [CAP2]", nargs=-1, required=True)
+@click.argument("captures", metavar="CAP [CAP2]", nargs=-1, required=True, shell_complete=complete_files)
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="term", show_default=True,
               help="term: tables for this terminal; md: Markdown for a bug report; html: one self-contained "
                    "file; json: the report model.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json (like every command's --json).")
-@click.option("-o", "--output", metavar="FILE", help="Write here instead of standard output "
-              "(html without -o writes CAP.report.html beside the capture).")
+@click.option("-o", "--output", metavar="FILE", shell_complete=complete_files, help="Write here instead of standard output "
+              "(html without -o writes CAP.report.html beside the capture, replacing it).")
+@force_option
 @click.option("--dialect", metavar="NAME", help="Decode every channel as this dialect instead of detecting it.")
 @click.option("--width", type=int, callback=non_negative, metavar="N", help="With --format term: the width to fit (default: the terminal's).")
 @click.option("--max-chars", type=int, callback=non_negative, default=65_536, show_default=True, metavar="N",
@@ -51,8 +56,10 @@ def default_html_path(capture: str) -> str:
               help="Also redact JSON values under key NAME in what is shown (repeatable).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True, metavar="REGEX",
               help="Also redact substrings matching REGEX in what is shown (repeatable).")
+@console.pager_option
 def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | None, dialect: str | None, width: int | None,
-           max_chars: int, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...]) -> None:
+           max_chars: int, redact_keys: tuple[str, ...], redact_patterns: tuple[str, ...], force: bool,
+           no_pager: bool) -> None:
     """Report on CAP (stats, timeline, conversation, findings, notes), or on CAP and CAP2 with their diff.
 
     Secrets are redacted in everything shown, even when the capture was recorded with --no-redact.
@@ -73,7 +80,11 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     redactor = make_redactor(False, redact_keys, redact_patterns)
     if fmt == "html" and output is None and captures[0] == "-":
         raise WirecapError("--format html from standard input needs -o FILE")
-    with readable_twice(list(captures)) as paths, Progress("report") as progress:
+    if output is not None:  # before the work: a refusal should not come after a minute of it
+        refuse_output_over_input(output, captures)
+        refuse_overwrite(output, force)
+    # (drawn from a timer, not a thread: report A B's diff builds B in a forked child only without threads)
+    with readable_twice(list(captures)) as paths, console.ticking("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
         rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"), diff_json=fmt == "json",
                            watch=_reading(progress, dict(zip(paths, captures, strict=True))))
@@ -83,7 +94,14 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
             _count_records(rep, progress)
         else:
             progress.stage(f"writing the {fmt} report")
-        _render(rep, captures, fmt, output, width, redactor, max_chars)
+        shown = _render(rep, captures, fmt, output, width, redactor, max_chars)
+    # after the progress line is gone: it must not draw over the pager, nor end on the line printed
+    if shown is not None:
+        kind, text = shown
+        if kind == "page":
+            console.emit(text, pager=not no_pager, nl=False)
+        else:
+            click.echo(text, nl=False)
 
 
 def _reading(progress: Progress, names: dict[str, str]) -> Callable[[CaptureReader], Iterable[dict[str, Any]]]:
@@ -109,13 +127,13 @@ def _count_records(rep: Report, progress: Progress) -> None:
     """The HTML page streams each capture's records into itself: count them for the progress line."""
     if not progress.enabled:
         return
-    for cap in rep.captures:
-        if cap.iter_records is not None:
-            each = cap.iter_records
-            cap.iter_records = lambda each=each: progress.iterate(each())  # (the default binds this capture's)
+    for cap in rep.captures:  # (the page embeds from iter_lines; iter_records only for a hand-made report)
         if cap.iter_lines is not None:
             lines = cap.iter_lines
-            cap.iter_lines = lambda lines=lines: progress.iterate(lines())
+            cap.iter_lines = lambda lines=lines: progress.iterate(lines())  # (the default binds this capture's)
+        elif cap.iter_records is not None:
+            each = cap.iter_records
+            cap.iter_records = lambda each=each: progress.iterate(each())
 
 
 def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> None:
@@ -136,7 +154,9 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
 
 
 def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
-            redactor: Redactor, max_chars: int = 65_536) -> None:
+            redactor: Redactor, max_chars: int = 65_536) -> tuple[str, str] | None:
+    """Write the report; what is left to print is returned: ("page", the report for a person: term, md),
+    ("plain", json, or the path of the file written)."""
     if fmt == "html":
         if output is None:
             output = default_html_path(captures[0])
@@ -144,16 +164,15 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
 
         if output == "-":
             render_html(rep, sys.stdout, redactor=redactor)
-            return
+            return None
         refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             render_html(rep, f, redactor=redactor)
-        click.echo(output)
-        return
+        return "plain", output + "\n"
     if fmt == "term":
         from wirecap.analysis.report.term import render_term
 
-        text = render_term(rep, width=width, redactor=redactor)
+        text = render_term(rep, width=width or console.columns(), redactor=redactor)
     elif fmt == "md":
         from wirecap.analysis.report.markdown import render_markdown
 
@@ -166,6 +185,5 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
         refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             f.write(text)
-        click.echo(output)
-    else:
-        click.echo(text, nl=False)
+        return "plain", output + "\n"
+    return ("plain" if fmt == "json" else "page"), text

@@ -9,12 +9,18 @@ import sys
 
 import click
 
-from wirecap.cli.common import check_capture_output, check_dialect, make_redactor, redaction_options
+from wirecap.cli.common import (
+    check_capture_output,
+    check_dialect,
+    complete_files,
+    make_redactor,
+    redaction_options,
+)
 from wirecap.errors import WirecapError
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
-@click.option("-o", "--output", required=True, metavar="CAP", help="Capture file to write (.jsonl, .jsonl.gz, .jsonl.zst).")
+@click.option("-o", "--output", required=True, metavar="CAP", shell_complete=complete_files, help="Capture file to write (.jsonl, .jsonl.gz, .jsonl.zst).")
 @click.option("--dialect", metavar="NAME", help="Store NAME as a hint for the decoders (e.g. claude-code).")
 @click.option("--pty", "use_pty", is_flag=True, help="Run CMD on a pseudo-terminal (stdin and stdout); stderr stays a pipe.")
 @click.option("--record-stdin", is_flag=True, help="Also record what is forwarded to CMD's stdin (channel `stdin`).")

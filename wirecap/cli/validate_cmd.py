@@ -7,12 +7,13 @@ import orjson
 
 from wirecap.analysis.tables import at_or_above, findings_text
 from wirecap.analysis.validate import has_errors, validate_capture
-from wirecap.cli.common import check_dialect
+from wirecap.cli import console
+from wirecap.cli.common import check_dialect, complete_files
 from wirecap.errors import WirecapError
 
 
 @click.command()
-@click.argument("capture", metavar="CAP")
+@click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--dialect", metavar="NAME", help="Decode with this dialect instead of detecting it.")
 @click.option("--json", "as_json", is_flag=True, help="Findings as a JSON array instead of a table.")
 @click.option("--heartbeat-interval", type=float, metavar="S", help="Codebuff ping interval (default 30).")
@@ -28,9 +29,12 @@ from wirecap.errors import WirecapError
               help="A message type or field its dialect does not know (rule drift) is an error, not info.")
 @click.option("--min-severity", type=click.Choice(["info", "warning", "error"]), default="info", show_default=True,
               help="Show findings of this severity and above.")
+@console.color_option
+@console.pager_option
 def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interval: float | None,
              heartbeat_timeout: float | None, ack_latency: float | None, tool_call_timeout: float | None,
-             gap: float | None, channels: tuple[str, ...], strict_schema: bool, min_severity: str) -> None:
+             gap: float | None, channels: tuple[str, ...], strict_schema: bool, min_severity: str,
+             color: str | None, no_color: bool, no_pager: bool) -> None:
     """Check CAP against its format and its dialects' rules (docs/validation-rules.md).
 
     The format: the header and every record against the capture's JSON Schema, seq and t order,
@@ -41,12 +45,16 @@ def validate(capture: str, dialect: str | None, as_json: bool, heartbeat_interva
     check_dialect(dialect)
     options = _options(heartbeat_interval=heartbeat_interval, heartbeat_timeout=heartbeat_timeout,
                        ack_latency=ack_latency, tool_call_timeout=tool_call_timeout, gap=gap)
-    found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema, options=options)
+    with console.reading("validate", [capture]):
+        found = validate_capture(capture, dialect=dialect, channels=channels, strict_schema=strict_schema,
+                                 options=options)
     if as_json:
         shown = at_or_above(found, min_severity)
         click.echo(orjson.dumps([f.to_json() for f in shown], option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(findings_text(capture, found, min_severity))
+        use_color = console.color_wanted(console.when(color, no_color))
+        console.emit(findings_text(capture, found, min_severity, width=console.columns(), color=use_color),
+                     pager=not no_pager, color=use_color)
     raise SystemExit(1 if has_errors(found) else 0)
 
 

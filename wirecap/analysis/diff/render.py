@@ -23,8 +23,9 @@ VALUE_WIDTH = 72
 Emit = Callable[[str, str], None]  # (prefix, text): one line of the view
 
 
-def render_unified(result: DiffResult, color: bool = False, context: int = 3) -> str:
-    """The readable view: per channel pair, hunks of changes with `context` equal items around them."""
+def render_unified(result: DiffResult, color: bool = False, context: int = 3, width: int | None = None) -> str:
+    """The readable view: per channel pair, hunks of changes with `context` equal items around them (at the
+    stats level, the table fitted to `width`)."""
     out: list[str] = []
 
     def emit(prefix: str, text: str) -> None:
@@ -34,7 +35,7 @@ def render_unified(result: DiffResult, color: bool = False, context: int = 3) ->
         out.append(line)
 
     if result.level == "stats":
-        out.append(render_stats(result, color))
+        out.append(render_stats(result, color, width))
     else:
         if not result.equal or result.timing:
             emit("@", f"--- A {result.a}")
@@ -184,9 +185,10 @@ def render_summary(result: DiffResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_stats(result: DiffResult, color: bool = False) -> str:
-    """Numbers side by side: metric, A, B, delta, ratio (a `*` marks a difference)."""
-    from tabulate import tabulate
+def render_stats(result: DiffResult, color: bool = False, width: int | None = None) -> str:
+    """Numbers side by side: metric, A, B, delta, ratio (a `*` marks a difference, colored when asked),
+    fitted to `width` (`analysis.tables.fit_table`: A and B wrap, numbers are never cut)."""
+    from wirecap.analysis.tables import Col, fit_table
 
     table = []
     for r in result.stats:
@@ -194,12 +196,12 @@ def render_stats(result: DiffResult, color: bool = False) -> str:
         ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else ""
         delta = r["delta"]
         dtxt = "" if delta is None else (f"{delta:+g}" if isinstance(delta, (int, float)) else str(delta))
-        row = [mark + r["metric"], _fmt(r["a"]), _fmt(r["b"]), dtxt, ratio]
-        if color and r["differs"]:
-            row[0] = _COLORS["~"] + row[0] + _RESET
-        table.append(row)
-    return tabulate(table, headers=["metric", "A", "B", "delta", "ratio"], tablefmt="simple",
-                    disable_numparse=True)
+        table.append([mark + r["metric"], _fmt(r["a"]), _fmt(r["b"]), dtxt, ratio])
+    cols = [Col("metric", floor=24), Col("A", floor=10), Col("B", floor=10), Col("delta", 1), Col("ratio", 2)]
+    text = fit_table(cols, table, width)
+    if color:
+        text = "\n".join(_COLORS["~"] + line + _RESET if line.startswith("*") else line for line in text.split("\n"))
+    return text
 
 
 def _fmt(v: Any) -> str:

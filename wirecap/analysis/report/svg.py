@@ -283,7 +283,8 @@ def _bar(s: Step, y: float, sc: _Scale, end_of_all: float) -> str:
 def _mark(s: Step, x0: float, x1: float, y: float) -> str:
     """✕ failed (and why, short), cut or no end: after the bar, or before it near the right edge."""
     if s.outcome == "failed":
-        text, cls = "✕ failed" + (f": {s.reason[:40]}" if s.reason else ""), "wf-x"
+        why = s.reason if len(s.reason) <= 40 else s.reason[:39] + "…"
+        text, cls = "✕ failed" + (f": {why}" if why else ""), "wf-x"
     elif s.outcome in ("cut", "open"):
         text, cls = ("cut" if s.outcome == "cut" else "no end"), "wf-note"
     else:

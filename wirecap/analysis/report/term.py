@@ -6,12 +6,13 @@ import shutil
 import textwrap
 from typing import Any
 
-import tabulate as tabulate_module
 from tabulate import tabulate
 
+from wirecap.analysis import tables
 from wirecap.analysis.report import common, compare_view
 from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report, timeline_bins
 from wirecap.analysis.report.thread_view import thread_term
+from wirecap.analysis.tables import Col
 from wirecap.capture.redact import Redactor
 
 SPARK = " ▁▂▃▄▅▆▇█"
@@ -24,51 +25,13 @@ def _cut(v: Any, n: int) -> str:
 
 
 def fit_table(headers: list[str], rows: list[list[Any]], width: int, wide: tuple[int, ...] = ()) -> str:
-    """A table no wider than `width`: the `wide` columns are cut first, then the others."""
+    """A table no wider than `width` (`tables.fit_table`): the `wide` columns wrap, the other text columns
+    are cut, then left out from the right (never the first); numbers are never cut; empty columns say
+    nothing and are left out."""
     if not rows:
         return "(none)"
-    cells = [[str(v).replace("\n", " ") for v in r] for r in rows]
-    keep = [i for i in range(len(headers)) if any(r[i] for r in cells)]  # empty columns say nothing
-    headers = [headers[i] for i in keep]
-    cells = [[r[i] for i in keep] for r in cells]
-    wide = tuple(keep.index(i) for i in wide if i in keep)
-    ncol = len(headers)
-    widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(ncol)]
-    order = list(wide) + [i for i in range(ncol) if i not in wide]
-    saved = tabulate_module.MIN_PADDING
-    tabulate_module.MIN_PADDING = 0  # headers need no extra room; the widths are computed here
-    try:
-        return _fit(headers, cells, widths, order, wide, width)
-    finally:
-        tabulate_module.MIN_PADDING = saved
-
-
-def _fit(headers: list[str], cells: list[list[str]], widths: list[int], order: list[int], wide: tuple[int, ...],
-         width: int) -> str:
-    ncol = len(headers)
-    text = ""
-    for _ in range(4):
-        text = tabulate([[_cut(r[i], widths[i]) for i in range(ncol)] for r in cells],
-                        headers=[_cut(h, widths[i]) for i, h in enumerate(headers)], tablefmt="simple",
-                        disable_numparse=True)
-        excess = max(len(line) for line in text.splitlines()) - width
-        if excess <= 0:
-            break
-        floors = [8 if i in wide else min(len(headers[i]), 6) for i in range(ncol)]
-        for i in order[: len(wide)]:  # the wide columns give first
-            take = min(max(excess, 0), max(0, widths[i] - floors[i]))
-            widths[i] -= take
-            excess -= take
-        while excess > 0:  # then whichever column is widest above its floor
-            i = max(range(ncol), key=lambda j: widths[j] - floors[j])
-            if widths[i] <= floors[i]:
-                floors = [3] * ncol
-                i = max(range(ncol), key=lambda j: widths[j])
-                if widths[i] <= 3:
-                    break
-            widths[i] -= 1
-            excess -= 1
-    return text
+    cols = [Col(h, 0, "wrap", 12) if i in wide or i == 0 else Col(h, 1, "cut", 6) for i, h in enumerate(headers)]
+    return tables.fit_table(cols, rows, width, drop_empty=True)
 
 
 def _timeline(cap: CaptureReport, width: int) -> str:
@@ -138,7 +101,8 @@ def _capture(cap: CaptureReport, width: int, side: str = "") -> list[str]:
     out.append(fit_table(common.SESSION_HEADERS, common.session_rows(cap), width, wide=(0, 6)) if cap.sessions is not None
                else cap.sessions_note)
     if cap.transport is not None:
-        out += ["", "-- transport --", *common.transport_lines(cap),
+        out += ["", "-- transport --", *[w for line in common.transport_lines(cap)
+                                          for w in textwrap.wrap(line, width, subsequent_indent="    ")],
                 fit_table(common.CALL_HEADERS, common.call_rows(cap), width, wide=(8,))]
     out += ["", "-- timeline --", _timeline(cap, width)]
     out += ["", "-- findings --"]
@@ -160,6 +124,18 @@ def _capture(cap: CaptureReport, width: int, side: str = "") -> list[str]:
     return out
 
 
+def _folded(lines: list[str], width: int) -> list[str]:
+    """Lines longer than `width` wrapped at spaces under their own indentation (a long word stays whole)."""
+    out = []
+    for line in (one for block in lines for one in block.split("\n")):  # (an element may hold several)
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+    return out
+
+
 def render_term(report: Report, *, width: int | None = None, redactor: Redactor | None = None) -> str:
     width = width or shutil.get_terminal_size((100, 24)).columns
     width = max(40, width)
@@ -171,5 +147,5 @@ def render_term(report: Report, *, width: int | None = None, redactor: Redactor 
     for i, cap in enumerate(report.captures):
         lines += _capture(cap, width, "AB"[i] + ": " if two else "") + [""]
     if two and report.compare is not None:
-        lines += compare_view.term_body(report.compare, width)
+        lines += _folded(compare_view.term_body(report.compare, width), width)  # (its unified diff too)
     return common.redact_report_text(report, "\n".join(lines).rstrip() + "\n", redactor)
