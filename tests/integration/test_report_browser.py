@@ -261,3 +261,16 @@ def test_big_capture_page_says_how_to_see_what_it_left_out(chromium: str, tmp_pa
                               " r(Array.from(document.querySelectorAll('#wc-rows-0 tr.gap')).map(t => t.textContent)); })")
         assert gap_rows and "records not in this page" in gap_rows[0] and "wirecap cat" in gap_rows[0]
         assert b.js_errors() == []
+
+
+def test_pictures_need_no_javascript(chromium: str, tmp_path: Path):
+    page = _page_of([CAPTURES / "claude-code-2.1.197-tool-bash.jsonl"], tmp_path / "nojs.html")
+    with Browser(chromium) as b:
+        b.call("Emulation.setScriptExecutionDisabled", {"value": True}, session=True)
+        b.navigate(page.as_uri())
+        assert b.evaluate("document.documentElement.classList.contains('js')") is False  # (the script never ran)
+        box = b.evaluate("(() => { var r = document.querySelector('#c0-pictures svg.waterfall').getBoundingClientRect();"
+                         " return [r.width, r.height]; })()")
+        assert box[0] > 500 and box[1] > 40
+        assert b.evaluate("document.querySelectorAll('#c0-pictures svg.waterfall rect.wf-tool').length") == 1
+        b.screenshot_of("#c0-pictures", screenshots_dir() / "claude-code-tool-run-pictures-nojs.png")
