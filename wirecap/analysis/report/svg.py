@@ -342,11 +342,26 @@ def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS
            f'{len(steps) - n_calls} tool executions over time">'
            + _axis(sc, height, "seconds since the capture began") + _gaps(shown, sc, height, sc.span)
            + "".join(rows) + "</svg>")
-    more = ""
-    if len(steps) > len(shown):
-        more = (f'<p class="muted">The first {len(shown)} of {len(steps):,} steps are drawn (up to '
-                f'{_secs(hi)}); every call is in the sessions and the conversation below.</p>')
-    return svg + WATERFALL_LEGEND + more
+    return svg + WATERFALL_LEGEND + _not_drawn(steps, len(shown), hi, anchor)
+
+
+def _not_drawn(steps: list[Step], shown: int, hi: float, anchor: Any) -> str:
+    """The line under a waterfall cut at `shown` rows: how many are not drawn, and the failed ones among
+    them (the first 10, linked): what went wrong late in a long session is still one click away."""
+    if len(steps) <= shown:
+        return ""
+    failed = [s for s in steps[shown:] if s.outcome in ("failed", "cut")]
+    links = []
+    for s in failed[:10]:
+        link = _link(anchor, s.seq, s.call)
+        text = _e(f"{s.label} at {s.start:.2f} s")
+        links.append(f'<a href="#{link}">{text}</a>' if link else text)
+    tail = ""
+    if failed:
+        tail = (f" Not drawn, {len(failed)} failed or cut: " + ", ".join(links)
+                + (f" and {len(failed) - 10} more" if len(failed) > 10 else "") + ".")
+    return (f'<p class="muted">The first {shown} of {len(steps):,} steps are drawn (up to {_secs(hi)}); every call '
+            f'is in the conversation below.{tail}</p>')
 
 
 WATERFALL_LEGEND = (
