@@ -232,6 +232,11 @@ def test_two_capture_diff_marks_the_first_divergence(chromium: str, tmp_path: Pa
         first = b.evaluate("document.getElementById('compare-first').innerText")
         assert "First divergence" in first
         assert _svg_labels(b, 0) and _svg_labels(b, 1)  # both captures have their pictures
+        # and A's and B's waterfalls on one time axis, right after the comparison
+        ticks = b.evaluate("Array.from(document.querySelectorAll('#compare-pictures svg.waterfall')).map(s => "
+                           "Array.from(s.querySelectorAll('text.wf-axis')).map(t => t.textContent + '@' + t.getAttribute('x')))")
+        assert len(ticks) == 2 and ticks[0] == ticks[1]
+        b.screenshot_of("#compare-pictures", screenshots_dir() / "two-capture-diff-one-axis.png")
         b.evaluate("document.getElementById('compare-first').scrollIntoView()")
         b.screenshot(screenshots_dir() / "two-capture-diff-divergence.png")
 

@@ -194,16 +194,7 @@ def _transport(cap: CaptureReport, ci: int) -> str:
 
 def _pictures(cap: CaptureReport, ci: int) -> str:
     """The waterfall of the session and the tokens per call (inline SVG), or why there are none."""
-    class Anchor:
-        """A record's id (`#seq-N`), and a thread call's (`#c0-call-N`, where the thread shows it)."""
-
-        def __call__(self, seq: int) -> str:
-            return seq_anchor(ci, seq)
-
-        def call(self, n: int) -> str:
-            return f"c{ci}-call-{n}"
-
-    anchor = Anchor()
+    anchor = _Anchor(ci)
     steps = svg.steps_of(cap)
     fall = svg.waterfall(steps, anchor=anchor)
     bars = svg.token_bars(svg.token_rows_of(cap), anchor=anchor)
@@ -211,6 +202,41 @@ def _pictures(cap: CaptureReport, ci: int) -> str:
     parts.append(fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>')
     if bars:
         parts.append(f"<h3>Tokens per LLM call</h3>{bars}")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+class _Anchor:
+    """A record's id in capture `ci`'s part of the page (`#seq-N`, `#c1-seq-N`), and a thread call's
+    (`#cI-call-N`, where the thread shows it)."""
+
+    def __init__(self, ci: int) -> None:
+        self.ci = ci
+
+    def __call__(self, seq: int) -> str:
+        return seq_anchor(self.ci, seq)
+
+    def call(self, n: int) -> str:
+        return f"c{self.ci}-call-{n}"
+
+
+BOTH_ROWS = 60  # rows of each capture in the two-capture waterfalls
+
+
+def _both_waterfalls(report: Report) -> str:
+    """A's and B's waterfalls one above the other on ONE time axis (seconds since each capture began):
+    where one run waited, failed or retried beside the other."""
+    steps = [svg.steps_of(cap) for cap in report.captures]
+    drawn = [s[:BOTH_ROWS] for s in steps if s]
+    if not drawn:
+        return ""
+    spans = [svg.time_span(s) for s in drawn]
+    span = (min(a for a, _ in spans), max(b for _, b in spans))
+    parts = ['<section id="compare-pictures"><h3>A and B on one time axis</h3>']
+    for ci, (cap, st) in enumerate(zip(report.captures, steps, strict=True)):
+        fall = svg.waterfall(st, anchor=_Anchor(ci), max_rows=BOTH_ROWS, span=span, legend=ci == 1)
+        parts.append(f'<h4>{"AB"[ci]}: <code>{_e(cap.name)}</code></h4>'
+                     + (fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>'))
     parts.append("</section>")
     return "".join(parts)
 
@@ -449,8 +475,8 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     two = len(report.captures) == 2
     out.write(_head(report))
     if two:  # A and B side by side first: what changed is what a two-capture report is read for
-        out.write(common.redact_text(redactor, compare_view.html_section(report.compare, report.diff_note),
-                                     common.rule_names(report)))
+        out.write(common.redact_text(redactor, compare_view.html_section(report.compare, report.diff_note)
+                                     + _both_waterfalls(report), common.rule_names(report)))
     meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
     for ci, cap in enumerate(report.captures):
         findings_by_seq = _findings_by_seq(cap)

@@ -317,16 +317,21 @@ def _label(s: Step, y: float, link: str) -> str:
     return f'<a href="#{link}">{inner}</a>' if link else inner
 
 
-def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS) -> str:
+def time_span(steps: list[Step]) -> tuple[float, float]:
+    """(first start, last end) of `steps`: what a waterfall of them spans."""
+    ends = [s.end if s.end is not None else s.start for s in steps] + [s.first or s.start for s in steps]
+    return min(s.start for s in steps), max(ends)
+
+
+def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS,
+              span: tuple[float, float] | None = None, legend: bool = True) -> str:
     """The waterfall of `steps` (in start order) as SVG, and a line for the rows left out. `anchor(seq)`
     gives the page id a row's label links to (`anchor.call(n)`, when it has one, a thread call's; None: no
-    links)."""
+    links). `span`: the time axis's (from, to), to draw several waterfalls on one scale."""
     if not steps:
         return ""
     shown = steps[:max_rows]
-    lo = min(s.start for s in shown)
-    ends = [s.end if s.end is not None else s.start for s in shown] + [s.first or s.start for s in shown]
-    hi = max(ends)
+    lo, hi = span if span is not None else time_span(shown)
     lo = max(0.0, lo - 0.02 * (hi - lo))  # (a margin before the first bar)
     sc = _Scale(lo, hi if hi > lo else lo + 1.0)
     height = ROW_H * len(shown)
@@ -342,7 +347,7 @@ def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS
            f'{len(steps) - n_calls} tool executions over time">'
            + _axis(sc, height, "seconds since the capture began") + _gaps(shown, sc, height, sc.span)
            + "".join(rows) + "</svg>")
-    return svg + WATERFALL_LEGEND + _not_drawn(steps, len(shown), hi, anchor)
+    return svg + (WATERFALL_LEGEND if legend else "") + _not_drawn(steps, len(shown), hi, anchor)
 
 
 def _not_drawn(steps: list[Step], shown: int, hi: float, anchor: Any) -> str:
