@@ -232,6 +232,11 @@ def test_two_capture_diff_marks_the_first_divergence(chromium: str, tmp_path: Pa
         first = b.evaluate("document.getElementById('compare-first').innerText")
         assert "First divergence" in first
         assert _svg_labels(b, 0) and _svg_labels(b, 1)  # both captures have their pictures
+        # and A's and B's waterfalls on one time axis, right after the comparison
+        ticks = b.evaluate("Array.from(document.querySelectorAll('#compare-pictures svg.waterfall')).map(s => "
+                           "Array.from(s.querySelectorAll('text.wf-axis')).map(t => t.textContent + '@' + t.getAttribute('x')))")
+        assert len(ticks) == 2 and ticks[0] == ticks[1]
+        b.screenshot_of("#compare-pictures", screenshots_dir() / "two-capture-diff-one-axis.png")
         b.evaluate("document.getElementById('compare-first').scrollIntoView()")
         b.screenshot(screenshots_dir() / "two-capture-diff-divergence.png")
 
@@ -261,3 +266,16 @@ def test_big_capture_page_says_how_to_see_what_it_left_out(chromium: str, tmp_pa
                               " r(Array.from(document.querySelectorAll('#wc-rows-0 tr.gap')).map(t => t.textContent)); })")
         assert gap_rows and "records not in this page" in gap_rows[0] and "wirecap cat" in gap_rows[0]
         assert b.js_errors() == []
+
+
+def test_pictures_need_no_javascript(chromium: str, tmp_path: Path):
+    page = _page_of([CAPTURES / "claude-code-2.1.197-tool-bash.jsonl"], tmp_path / "nojs.html")
+    with Browser(chromium) as b:
+        b.call("Emulation.setScriptExecutionDisabled", {"value": True}, session=True)
+        b.navigate(page.as_uri())
+        assert b.evaluate("document.documentElement.classList.contains('js')") is False  # (the script never ran)
+        box = b.evaluate("(() => { var r = document.querySelector('#c0-pictures svg.waterfall').getBoundingClientRect();"
+                         " return [r.width, r.height]; })()")
+        assert box[0] > 500 and box[1] > 40
+        assert b.evaluate("document.querySelectorAll('#c0-pictures svg.waterfall rect.wf-tool').length") == 1
+        b.screenshot_of("#c0-pictures", screenshots_dir() / "claude-code-tool-run-pictures-nojs.png")

@@ -50,11 +50,14 @@ def test_waterfall_rows_marks_and_titles() -> None:
     assert len(root.findall(f".//{NS}rect[@class='wf-call wf-completed wf-wait']")) == 2  # waiting, then streaming
 
 
-def test_waterfall_is_bounded() -> None:
-    steps = [S.Step("call", f"call {i}", float(i), i + 0.5) for i in range(1000)]
-    out = S.waterfall(steps, max_rows=50)
+def test_waterfall_is_bounded_and_names_the_failures_it_does_not_draw() -> None:
+    steps = [S.Step("call", f"call {i}", float(i), i + 0.5, seq=i,
+                    outcome="failed" if i in (10, 700, 900) else "completed") for i in range(1000)]
+    out = S.waterfall(steps, max_rows=50, anchor=lambda seq: f"seq-{seq}")
     assert len(_parse(out).findall(f".//{NS}g")) == 50
     assert "The first 50 of 1,000 steps are drawn" in out
+    assert ('Not drawn, 2 failed or cut: <a href="#seq-700">call 700 at 700.00 s</a>, '
+            '<a href="#seq-900">call 900 at 900.00 s</a>.') in out
 
 
 def test_token_bars_stack_and_cost() -> None:

@@ -1,11 +1,15 @@
 """The report as ONE self-contained HTML file: inline CSS and JS, no network, works from file://.
 
-The summary (stats, timeline, findings, notes, conversation, the first page of messages) is plain
-HTML, readable without JavaScript. Every record is embedded as data: compact JSON lines in
+The summary, the findings, the pictures (`svg`: the session's waterfall and the tokens per call), the
+channels, sessions, timeline, notes, the conversation (`thread_view`: the thread as the model saw it)
+and the first page of messages are plain HTML, readable without JavaScript; two captures start with
+their comparison (`compare_view`). The records are embedded as data: compact JSON lines in
 `<script type="text/plain">` chunks (with `<` and U+2028/U+2029 escaped, so no `</script>` can end
 them early) plus a small index; the script shows them a page at a time, filters them, and parses a
-record only when its raw view is opened. That keeps a 50 MB capture from freezing the browser.
-The file is written as a stream: the capture is read again, never held in memory.
+record only when its raw view is opened. The page is bounded whatever the capture's size (MAX_PAGE):
+`embed.Selection` keeps the first, last and linked records, cut past 2 KB, and says how to see the
+rest (`wirecap cat CAP --seq N`). The file is written as a stream: the capture is read again, never
+held in memory.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from wirecap.analysis.report.embed import Gap, Kept, Selection, see_whole
 from wirecap.analysis.report.model import (
     CaptureReport,
     ChannelActivity,
-    ConvEntry,
     Report,
     preview,
     timeline_bins,
@@ -42,8 +45,6 @@ MAX_TABLE_ROWS = 200  # channels and sessions listed (a capture of 50,000 HTTP e
 MAX_LANES = 60  # timeline lanes
 MIN_EMBED = 1_000_000  # bytes of embedded records a page keeps even when its summary parts are big
 TIMELINE_BINS = 240
-STATIC_CONVERSATION = 300  # entries laid out in the page; a long session stays quick to open
-STATIC_TEXT = 4000
 
 
 def _e(v: Any) -> str:
@@ -160,80 +161,6 @@ def _timeline(cap: CaptureReport) -> str:
     return drawn + _LEGEND + more + _marks(chans)
 
 
-def _note_html(n: Any, ci: int) -> str:
-    return (f'<div class="note tag-{_e(n.tag)}"><span class="badge">{_e(n.tag)}</span> {_e(n.text)} '
-            f'<span class="muted">— {_e(n.author)}, <code>{_e(n.id)}</code>, {_e(n.target())}</span></div>')
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= STATIC_TEXT else text[:STATIC_TEXT] + f"… ({len(text) - STATIC_TEXT} more characters)"
-
-
-def _pre(text: str) -> str:
-    return f"<pre>{_e(_clip(text))}</pre>"
-
-
-def _conversation(cap: CaptureReport, ci: int) -> str:
-    out: list[str] = []
-    budget = STATIC_CONVERSATION
-    for ch in cap.conversation_channels():
-        entries = cap.conversation.get(ch)
-        if entries:
-            shown = entries[:max(0, budget)]
-            budget -= len(shown)
-            out.append(_conv_channel(cap, ci, ch, shown))
-        elif ch in cap.conversation_notes:
-            out.append(f'<p class="muted nodecoder"><code>{_e(ch)}</code>: {_e(cap.conversation_notes[ch])}</p>')
-    left = cap.conversation_truncated + max(0, sum(len(v) for v in cap.conversation.values()) - STATIC_CONVERSATION)
-    if left:
-        out.append(f'<p class="muted">… {left} more conversation entries not shown here; every message is in '
-                   f'<a href="#c{ci}-messages">Messages</a> below</p>')
-    return "".join(out) or '<p class="muted">nothing to show</p>'
-
-
-def _conv_channel(cap: CaptureReport, ci: int, ch: str, entries: list[ConvEntry]) -> str:
-    """One channel's conversation: its notes, then its entries."""
-    parts = [f'<div class="conv"><h4><code>{_e(ch)}</code></h4>']
-    parts += [_note_html(n, ci) for n in common.channel_notes(cap.notes, ch)]
-    parts += [_conv_entry(cap, ci, e) for e in entries]
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _conv_entry(cap: CaptureReport, ci: int, e: ConvEntry) -> str:
-    title = f'<span class="who">{_e(common.entry_title(e))}</span> <span class="seq">{_seq_link(ci, e.seq)}</span>'
-    cls = f"entry k-{e.kind}" + (" is-error" if e.is_error else "")
-    body = _CONV_BODY.get(e.kind, _conv_line)(e, title)
-    return f'<div class="{cls}">{body}{"".join(_note_html(n, ci) for n in common.notes_at(cap.notes, e))}</div>'
-
-
-def _conv_reasoning(e: ConvEntry, title: str) -> str:  # folded: often long, rarely what one looks for
-    return f"<details><summary>{title} <span class=\"muted\">({len(e.text)} characters)</span></summary>{_pre(e.text)}</details>"
-
-
-def _conv_tool_call(e: ConvEntry, title: str) -> str:
-    args = e.arguments(indent=True)
-    return f"<details open><summary>{title}</summary>{_pre(args) if args else ''}</details>"
-
-
-def _conv_tool_result(e: ConvEntry, title: str) -> str:  # open when short or an error
-    return f"<details{' open' if e.is_error or len(e.text) < 400 else ''}><summary>{title}</summary>{_pre(e.text)}</details>"
-
-
-def _conv_said(e: ConvEntry, title: str) -> str:
-    return f"<div>{title}</div><div class=\"text\">{_e(_clip(e.text))}</div>"
-
-
-def _conv_line(e: ConvEntry, title: str) -> str:
-    return f"<div>{title} <span class=\"text\">{_e(e.text)}</span></div>"
-
-
-_CONV_BODY: dict[str, Callable[[ConvEntry, str], str]] = {
-    "reasoning": _conv_reasoning, "tool_call": _conv_tool_call, "tool_result": _conv_tool_result,
-    "user": _conv_said, "assistant": _conv_said,
-}
-
-
 def _row(ci: int, rec: dict[str, Any], flags: str, path: str) -> str:
     seq = rec.get("seq")
     raw = orjson.dumps(rec, option=orjson.OPT_INDENT_2).decode()
@@ -267,16 +194,7 @@ def _transport(cap: CaptureReport, ci: int) -> str:
 
 def _pictures(cap: CaptureReport, ci: int) -> str:
     """The waterfall of the session and the tokens per call (inline SVG), or why there are none."""
-    class Anchor:
-        """A record's id (`#seq-N`), and a thread call's (`#c0-call-N`, where the thread shows it)."""
-
-        def __call__(self, seq: int) -> str:
-            return seq_anchor(ci, seq)
-
-        def call(self, n: int) -> str:
-            return f"c{ci}-call-{n}"
-
-    anchor = Anchor()
+    anchor = _Anchor(ci)
     steps = svg.steps_of(cap)
     fall = svg.waterfall(steps, anchor=anchor)
     bars = svg.token_bars(svg.token_rows_of(cap), anchor=anchor)
@@ -284,6 +202,41 @@ def _pictures(cap: CaptureReport, ci: int) -> str:
     parts.append(fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>')
     if bars:
         parts.append(f"<h3>Tokens per LLM call</h3>{bars}")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+class _Anchor:
+    """A record's id in capture `ci`'s part of the page (`#seq-N`, `#c1-seq-N`), and a thread call's
+    (`#cI-call-N`, where the thread shows it)."""
+
+    def __init__(self, ci: int) -> None:
+        self.ci = ci
+
+    def __call__(self, seq: int) -> str:
+        return seq_anchor(self.ci, seq)
+
+    def call(self, n: int) -> str:
+        return f"c{self.ci}-call-{n}"
+
+
+BOTH_ROWS = 60  # rows of each capture in the two-capture waterfalls
+
+
+def _both_waterfalls(report: Report) -> str:
+    """A's and B's waterfalls one above the other on ONE time axis (seconds since each capture began):
+    where one run waited, failed or retried beside the other."""
+    steps = [svg.steps_of(cap) for cap in report.captures]
+    drawn = [s[:BOTH_ROWS] for s in steps if s]
+    if not drawn:
+        return ""
+    spans = [svg.time_span(s) for s in drawn]
+    span = (min(a for a, _ in spans), max(b for _, b in spans))
+    parts = ['<section id="compare-pictures"><h3>A and B on one time axis</h3>']
+    for ci, (cap, st) in enumerate(zip(report.captures, steps, strict=True)):
+        fall = svg.waterfall(st, anchor=_Anchor(ci), max_rows=BOTH_ROWS, span=span, legend=ci == 1)
+        parts.append(f'<h4>{"AB"[ci]}: <code>{_e(cap.name)}</code></h4>'
+                     + (fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>'))
     parts.append("</section>")
     return "".join(parts)
 
@@ -522,8 +475,8 @@ def render_html(report: Report, out: IO[str], *, redactor: Redactor | None = Non
     two = len(report.captures) == 2
     out.write(_head(report))
     if two:  # A and B side by side first: what changed is what a two-capture report is read for
-        out.write(common.redact_text(redactor, compare_view.html_section(report.compare, report.diff_note),
-                                     common.rule_names(report)))
+        out.write(common.redact_text(redactor, compare_view.html_section(report.compare, report.diff_note)
+                                     + _both_waterfalls(report), common.rule_names(report)))
     meta: dict[str, Any] = {"page": page_size, "chunk": CHUNK, "captures": []}
     for ci, cap in enumerate(report.captures):
         findings_by_seq = _findings_by_seq(cap)

@@ -317,16 +317,21 @@ def _label(s: Step, y: float, link: str) -> str:
     return f'<a href="#{link}">{inner}</a>' if link else inner
 
 
-def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS) -> str:
+def time_span(steps: list[Step]) -> tuple[float, float]:
+    """(first start, last end) of `steps`: what a waterfall of them spans."""
+    ends = [s.end if s.end is not None else s.start for s in steps] + [s.first or s.start for s in steps]
+    return min(s.start for s in steps), max(ends)
+
+
+def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS,
+              span: tuple[float, float] | None = None, legend: bool = True) -> str:
     """The waterfall of `steps` (in start order) as SVG, and a line for the rows left out. `anchor(seq)`
     gives the page id a row's label links to (`anchor.call(n)`, when it has one, a thread call's; None: no
-    links)."""
+    links). `span`: the time axis's (from, to), to draw several waterfalls on one scale."""
     if not steps:
         return ""
     shown = steps[:max_rows]
-    lo = min(s.start for s in shown)
-    ends = [s.end if s.end is not None else s.start for s in shown] + [s.first or s.start for s in shown]
-    hi = max(ends)
+    lo, hi = span if span is not None else time_span(shown)
     lo = max(0.0, lo - 0.02 * (hi - lo))  # (a margin before the first bar)
     sc = _Scale(lo, hi if hi > lo else lo + 1.0)
     height = ROW_H * len(shown)
@@ -342,11 +347,26 @@ def waterfall(steps: list[Step], *, anchor: Any = None, max_rows: int = MAX_ROWS
            f'{len(steps) - n_calls} tool executions over time">'
            + _axis(sc, height, "seconds since the capture began") + _gaps(shown, sc, height, sc.span)
            + "".join(rows) + "</svg>")
-    more = ""
-    if len(steps) > len(shown):
-        more = (f'<p class="muted">The first {len(shown)} of {len(steps):,} steps are drawn (up to '
-                f'{_secs(hi)}); every call is in the sessions and the conversation below.</p>')
-    return svg + WATERFALL_LEGEND + more
+    return svg + (WATERFALL_LEGEND if legend else "") + _not_drawn(steps, len(shown), hi, anchor)
+
+
+def _not_drawn(steps: list[Step], shown: int, hi: float, anchor: Any) -> str:
+    """The line under a waterfall cut at `shown` rows: how many are not drawn, and the failed ones among
+    them (the first 10, linked): what went wrong late in a long session is still one click away."""
+    if len(steps) <= shown:
+        return ""
+    failed = [s for s in steps[shown:] if s.outcome in ("failed", "cut")]
+    links = []
+    for s in failed[:10]:
+        link = _link(anchor, s.seq, s.call)
+        text = _e(f"{s.label} at {s.start:.2f} s")
+        links.append(f'<a href="#{link}">{text}</a>' if link else text)
+    tail = ""
+    if failed:
+        tail = (f" Not drawn, {len(failed)} failed or cut: " + ", ".join(links)
+                + (f" and {len(failed) - 10} more" if len(failed) > 10 else "") + ".")
+    return (f'<p class="muted">The first {shown} of {len(steps):,} steps are drawn (up to {_secs(hi)}); every call '
+            f'is in the conversation below.{tail}</p>')
 
 
 WATERFALL_LEGEND = (
