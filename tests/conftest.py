@@ -79,6 +79,23 @@ def run_wirecap(*args: str, input: bytes | None = None, timeout: float = 60, cwd
     return subprocess.CompletedProcess(["wirecap", *args], code, out, err)
 
 
+# What a person's terminal puts in the environment (its width, color and pager wishes) must not
+# change what a test sees (pytest-xdist's workers even get COLUMNS=80), nor may one test leave them
+# behind for the next: the process starts without them, and whatever a test left is taken away after
+# it (a test sets them itself: run_wirecap(env=...), monkeypatch).
+TERMINAL_ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "PAGER", "WIRECAP_PAGER", "LESS",
+                "WIRECAP_PROGRESS", "WIRECAP_PROGRESS_DELAY")
+for _name in TERMINAL_ENV:
+    os.environ.pop(_name, None)
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_env():
+    yield
+    for name in TERMINAL_ENV:
+        os.environ.pop(name, None)
+
+
 @pytest.fixture
 def wirecap_cli():
     return run_wirecap
