@@ -10,13 +10,12 @@ from tabulate import tabulate
 
 from wirecap.analysis import tables
 from wirecap.analysis.report import common, compare_view
-from wirecap.analysis.report.model import CaptureReport, ConvEntry, Report, timeline_bins
+from wirecap.analysis.report.model import CaptureReport, Report, timeline_bins
 from wirecap.analysis.report.thread_view import thread_term
 from wirecap.analysis.tables import Col
 from wirecap.capture.redact import Redactor
 
 SPARK = " ▁▂▃▄▅▆▇█"
-MAX_ENTRY_LINES = 20  # lines of one conversation entry shown
 
 
 def _cut(v: Any, n: int) -> str:
@@ -56,40 +55,6 @@ def _timeline(cap: CaptureReport, width: int) -> str:
         if bits:
             marks.append(f"{c.ch}: " + "; ".join(bits))
     return "\n".join(lines + [""] + marks) if marks else "\n".join(lines)
-
-
-def _conversation(cap: CaptureReport, width: int) -> str:
-    out: list[str] = []
-    wrap = max(30, width - 6)
-    for ch in cap.conversation_channels():
-        entries = cap.conversation.get(ch)
-        if entries:
-            out.append(f"[{ch}]")
-            out += [f"  📝 {n.tag} ({n.author}): {n.text}" for n in common.channel_notes(cap.notes, ch)]
-            for e in entries:
-                out += _conv_entry(cap, e, wrap)
-        elif ch in cap.conversation_notes:
-            out.extend(textwrap.wrap(f"[{ch}] {cap.conversation_notes[ch]}", width, subsequent_indent="    "))
-    if cap.conversation_truncated:
-        out.append(f"… {cap.conversation_truncated} more conversation entries not shown")
-    return "\n".join(out) or "(nothing to show)"
-
-
-def _conv_entry(cap: CaptureReport, e: ConvEntry, wrap: int) -> list[str]:
-    """An entry's head line, then its text wrapped (at most MAX_ENTRY_LINES lines) and its notes;
-    reasoning is folded to its size."""
-    head = f"  #{e.seq if e.seq is not None else '-'} {common.entry_title(e)}"
-    if e.kind == "reasoning":
-        return [f"{head}: ({len(e.text)} characters, folded)"]
-    body = e.arguments() if e.kind == "tool_call" else e.text
-    out = [head + ":" if body else head]
-    lines = body.splitlines()
-    for para in lines[:MAX_ENTRY_LINES]:
-        out.extend(textwrap.wrap(para, wrap, initial_indent="      ", subsequent_indent="      ") or [""])
-    if len(lines) > MAX_ENTRY_LINES:
-        out.append(f"      … ({len(lines) - MAX_ENTRY_LINES} more lines)")
-    out += [f"      📝 [{n.id}] {n.tag} ({n.author}): {n.text}" for n in common.notes_at(cap.notes, e)]
-    return out
 
 
 def _capture(cap: CaptureReport, width: int, side: str = "") -> list[str]:
