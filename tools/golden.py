@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,21 +86,13 @@ def run(argv: list[str]) -> tuple[int, bytes, bytes]:
 def snapshot(dump: Path | None = None) -> dict[str, list]:
     """Every run's [exit status, stdout hash, stderr hash]; with `dump`, the outputs too. Holds a lock
     on EVENTS_DIR for the whole run, so snapshots running at once (several checkouts) never share it."""
-    saved_env, saved_cwd = {k: os.environ.get(k) for k in ENV}, os.getcwd()
-    os.environ.update(ENV)
-    os.chdir(ROOT)
+    from wirecap.cli.inprocess import environment
+
     Path(EVENTS_DIR).mkdir(exist_ok=True)
-    try:
-        with open(f"{EVENTS_DIR}.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            return _snapshot(dump)
-    finally:  # tests run it in-process: COLUMNS=120 left behind would fit every later test's tables
-        os.chdir(saved_cwd)
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    # (tests run it in-process: COLUMNS=120 left behind would fit every later test's tables)
+    with environment(ENV, str(ROOT)), open(f"{EVENTS_DIR}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _snapshot(dump)
 
 
 def _snapshot(dump: Path | None) -> dict[str, list]:

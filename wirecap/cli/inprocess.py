@@ -39,7 +39,8 @@ def captured_io(input: bytes | None = None) -> Iterator[tuple[io.BytesIO, io.Byt
 
 
 @contextlib.contextmanager
-def _environment(env: dict[str, str] | None, cwd: str | None) -> Iterator[None]:
+def environment(env: dict[str, str] | None, cwd: str | None = None) -> Iterator[None]:
+    """The variables of `env` set (and `cwd` entered) for the duration; both put back after."""
     saved_env = {k: os.environ.get(k) for k in (env or {})}
     saved_cwd = os.getcwd()
     os.environ.update(env or {})
@@ -61,7 +62,7 @@ def run(argv: list[str], *, input: bytes | None = None, env: dict[str, str] | No
     """`wirecap ARGV` in this process: (exit status, stdout bytes, stderr bytes)."""
     from wirecap.cli import main
 
-    with _environment(env, cwd), captured_io(input) as (out, err):
+    with environment(env, cwd), captured_io(input) as (out, err):
         try:
             main(list(argv))
             code = 0

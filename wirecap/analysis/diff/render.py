@@ -196,7 +196,7 @@ def render_stats(result: DiffResult, color: bool = False, width: int | None = No
         ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else ""
         delta = r["delta"]
         dtxt = "" if delta is None else (f"{delta:+g}" if isinstance(delta, (int, float)) else str(delta))
-        table.append([mark + r["metric"], _fmt(r["a"]), _fmt(r["b"]), dtxt, ratio])
+        table.append([mark + r["metric"], fmt_number(r["a"]), fmt_number(r["b"]), dtxt, ratio])
     cols = [Col("metric", floor=24), Col("A", floor=10), Col("B", floor=10), Col("delta", 1), Col("ratio", 2)]
     text = fit_table(cols, table, width)
     if color:
@@ -204,7 +204,8 @@ def render_stats(result: DiffResult, color: bool = False, width: int | None = No
     return text
 
 
-def _fmt(v: Any) -> str:
+def fmt_number(v: Any) -> str:
+    """A statistic as the stats tables print it: `-` for none, a float to 6 significant digits."""
     if v is None:
         return "-"
     if isinstance(v, float):
