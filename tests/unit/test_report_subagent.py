@@ -161,3 +161,22 @@ def test_codebuddy_names_the_answered_call_there_and_that_is_no_subagent() -> No
     path = Path(__file__).resolve().parents[1] / "fixtures" / "captures" / "codebuddy_tool_bash.jsonl"
     assert '"parent_tool_use_id":"call_' in path.read_text()  # (on its tool result line: that result's own call)
     assert not any("parent_tool_use_id" in ev.data for ev in decode_capture(str(path)))
+
+
+def test_two_subagents_at_once_and_one_inside_another_each_nest_under_their_own_tool_call() -> None:
+    """stdout alone: two Agent calls of one answer whose subagents' lines interleave, the second subagent
+    starting one of its own: each line under the tool call that started its subagent."""
+    def line(kind: str, t: float, text: str, call_id: str | None = None, parent: str | None = None) -> Aside:
+        return Aside(kind, t, text, int(t * 10), name="Agent" if kind == "tool_call" else None, call_id=call_id,
+                     parent=parent)
+
+    th = Thread("s", asides=[
+        line("tool_call", 1.0, "A", "a"), line("tool_call", 1.1, "B", "b"),
+        line("user", 1.2, "prompt A", parent="a"), line("user", 1.3, "prompt B", parent="b"),
+        line("tool_call", 1.4, "C", "c", parent="b"), line("tool_result", 1.5, "A done", "x", parent="a"),
+        line("user", 1.6, "prompt C", parent="c"), line("tool_result", 1.7, "C's answer", "c", parent="b"),
+        line("assistant", 2.0, "both done"),
+    ])
+    got = [(a.text, depth) for _, a, depth in steps(th)]
+    assert got == [("A", 0), ("prompt A", 1), ("A done", 1), ("B", 0), ("prompt B", 1), ("C", 1), ("prompt C", 2),
+                   ("C's answer", 1), ("both done", 0)]
