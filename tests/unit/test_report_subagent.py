@@ -36,22 +36,34 @@ def _agent_call_id() -> str:
     raise AssertionError("no Agent tool call on stdout")
 
 
-@pytest.fixture(scope="module")
-def stdout_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same run as a capture of the process alone (`wirecap tee`): the HTTP channels left out, seqs
-    renumbered, the end record kept."""
+def _only(tmp: Path, name: str, keep: Any) -> Path:
+    """The capture with only the channels `keep(ch)` says, seqs renumbered, the end record kept."""
     out: list[dict[str, Any]] = []
     for rec in _records(CAP):
-        if str(rec.get("ch", "")).startswith("http-"):
+        if "ch" in rec and not keep(str(rec["ch"])):
             continue
         if rec.get("type") != "header":
             rec["seq"] = len(out)
         if rec.get("type") == "end":
             rec["records"] = len(out)
         out.append(rec)
-    path = tmp_path_factory.mktemp("subagent") / "stdout-only.jsonl"
+    path = tmp / name
     path.write_text("".join(json.dumps(r) + "\n" for r in out))
     return path
+
+
+@pytest.fixture(scope="module")
+def stdout_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same run as a capture of the process alone (`wirecap tee`)."""
+    return _only(tmp_path_factory.mktemp("subagent"), "stdout-only.jsonl", lambda ch: not ch.startswith("http-"))
+
+
+def test_over_http_alone_the_subagent_calls_nest_by_their_prompt(tmp_path: Path) -> None:
+    """A network-only capture (a standalone `wirecap record --reverse`): the subagent is found by its first
+    prompt, the Agent tool call's `prompt`."""
+    th = _thread(_only(tmp_path, "http-only.jsonl", lambda ch: ch.startswith("http-")))
+    assert [c.parent[0] if c.parent else None for c in th.calls] == [None, 1, 1, None]
+    assert not any(c.retry or c.side for c in th.calls) and th.asides == []
 
 
 def _thread(path: Path) -> Thread:
