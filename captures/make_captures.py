@@ -66,6 +66,10 @@ CASES = [
     case("claude-code-2.1.197-hello", lc.claude("text", "say hello"), dialect="claude-code"),
     case("claude-code-2.1.197-tool-bash", lc.claude("tool_bash", "run echo hi", "--allowedTools", "Bash(echo:*)"),
          dialect="claude-code"),
+    # A subagent: the main agent's Agent tool call starts one, which runs Bash once and answers; the main
+    # agent gets that answer as the tool's result (stdout: the subagent's lines carry parent_tool_use_id).
+    case("claude-code-2.1.197-subagent",
+         lc.claude("task", "use a subagent to run echo", "--allowedTools", "Bash(echo:*)", "--tools", "Agent,Bash"), dialect="claude-code"),
     case("claude-code-2.1.197-partial-messages", lc.claude("text", "say hello", "--include-partial-messages"),
          dialect="claude-code"),
     case("claude-code-2.1.197-overloaded-error",

@@ -145,6 +145,10 @@ MATRIX: dict[str, dict[str, Case]] = {
         # client. A path both runs share is read the same way in both.
         "tool_read": _claude("tool_read", "read the file", "--allowedTools", "Read",
                              fake_args=("--read-path", "{SHARED}/hello.txt")),
+        # A subagent (the fake's `task` mode): the Agent tool call, the subagent's own two requests (one
+        # Bash call), the main agent's last request with the subagent's answer.
+        "subagent": _claude("task", "use a subagent to run echo", "--allowedTools", "Bash(echo:*)",
+                            "--tools", "Agent,Bash"),
     },
     "codebuddy": {
         "hello": _codebuddy("text", "say hello"),

@@ -115,6 +115,7 @@ class ItemStartedData(TypedDict, total=False):
     name: str
     call_id: str
     input: Any
+    parent_tool_use_id: str
 
 
 class ItemDeltaData(TypedDict, total=False):
@@ -130,7 +131,8 @@ class ItemCompletedData(TypedDict, total=False):
     """item.completed: the whole item, by item kind. message, reasoning: `text`; status: `text`, `subtype`,
     `stream` ("stderr" for a stderr line) and details; tool_call: `name`, `call_id`, `input` (parsed JSON,
     the text when it does not parse); tool_result: `call_id`, `output`, `is_error`. `synthetic: true`
-    marks an item the client made up rather than received."""
+    marks an item the client made up rather than received. `parent_tool_use_id`: a subagent's item names
+    the tool call (Claude Code's Agent / Task tool) that started the subagent."""
 
     text: str
     subtype: str
@@ -142,6 +144,7 @@ class ItemCompletedData(TypedDict, total=False):
     is_error: bool
     synthetic: bool
     agent_id: str
+    parent_tool_use_id: str
 
 
 class UsageData(TypedDict, total=False):
@@ -159,6 +162,7 @@ class UsageData(TypedDict, total=False):
     scope: str
     snapshot: bool
     resumed: bool
+    parent_tool_use_id: str  # a subagent's message (Claude Code)
 
 
 class ErrorData(TypedDict, total=False):
@@ -234,6 +238,8 @@ VOLATILE_PATHS: Final[tuple[str, ...]] = (
     "*[*].message_id",
     "*[*].call_id",
     "*[*].result.call_id",
+    "*[*].parent_tool_use_id",
+    "*[*].task_id",
     "*[*].request_id",
     "*[*].prompt_id",
     "*[*].fingerprint_id",

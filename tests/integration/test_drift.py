@@ -414,6 +414,8 @@ def test_new_shapes_in_imported_session_files_are_drift(tmp_path: Path, name: st
 @pytest.mark.parametrize(("mode", "prompt", "extra"), [
     ("think", "say hello", []),
     ("tool_bash", "run echo hi", ["--allowedTools", "Bash(echo:*)"]),
+    # a subagent: its stream_event, user and assistant lines (parent_tool_use_id) and the system/task_* lines
+    ("task", "use a subagent to run echo", ["--allowedTools", "Bash(echo:*)", "--tools", "Agent,Bash"]),
 ])
 def test_fresh_claude_run_passes_strict_schema(tmp_path: Path, mode: str, prompt: str, extra: list[str]) -> None:
     """The CI guard: a fresh recording of the real CLI (stdout with partial messages, and its SSE

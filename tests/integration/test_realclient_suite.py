@@ -62,7 +62,7 @@ class _Table:
 
     def lines(self) -> list[str]:
         out: list[str] = []
-        order = ["hello", "tool", "tool_read", "think", "http_error", "sse_error", "sse_drop", "error", "failed", "close",
+        order = ["hello", "tool", "tool_read", "think", "subagent", "http_error", "sse_error", "sse_drop", "error", "failed", "close",
                  "error_event", "refuse", "plain", "mismatch"]
         cases = sorted({c for _, c in self.results}, key=lambda c: (order.index(c) if c in order else len(order), c))
         clients = [c for c in MATRIX if any(k[0] == c for k in self.results)]

@@ -64,6 +64,10 @@ def test_each_shape_and_its_placeholder():
     assert mask_text("connect ECONNREFUSED 127.0.0.1:49891") == "connect ECONNREFUSED 127.0.0.1:<port>"
     assert mask_text("http://localhost:8080/v1") == "http://localhost:<port>/v1"
     assert mask_text("Chunk ID: 9e2e36\nWall time") == "Chunk ID: <id>\nWall time"
+    # Claude Code's usage block of a subagent, in the Agent tool's result (captures/claude-code-2.1.197-subagent)
+    assert mask_text("tool_uses: 1\nduration_ms: 432</usage>") == "tool_uses: 1\nduration_ms: <ms></usage>"
+    assert mask_text("max_duration_ms: 4321x") == "max_duration_ms: 4321x"
+    assert b"\\nduration_ms: <ms><" in mask_json(orjson.dumps({"text": "1\nduration_ms: 432</usage>"}))
 
 
 # --- ordinary values are not ---------------------------------------------------------------------------
@@ -271,7 +275,7 @@ def test_stderr_order_is_not_a_difference_but_its_lines_are(tmp_path, level):
 
 
 tricky = st.lists(st.sampled_from(['"', "\\", "\n", "\t", " ", "a", "Z", "0", "7", "-", "_", ":", "/", "é", "Platform: ",
-                                   "\n - OS Version: ", "Chunk ID: ", "127.0.0.1:", "msg_", "2026-11-25", "T06:01:03Z",
+                                   "\n - OS Version: ", "Chunk ID: ", "duration_ms: ", "127.0.0.1:", "msg_", "2026-11-25", "T06:01:03Z",
                                    str(uuid.UUID(int=7)), "04673da466324136b527"]), max_size=12).map("".join)
 json_values = st.recursive(st.none() | st.integers(0, 2 * 10**12) | st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False,
                            allow_infinity=False) | st.sampled_from([1.0000000000000002e+16, 1e-7, 1764050463.572]) | tricky,

@@ -18,6 +18,7 @@ holds a DIGIT, a token without one is never an id):
 | ISO 8601 date or date-time | `2026-11-25`, `2026-11-25T06:01:03.572Z` | `<date>`, `<time>` |
 | loopback address (`127.0.0.1`, `localhost`, `0.0.0.0`, `[::1]`) with a port | `127.0.0.1:49891`, `localhost:8080` | `127.0.0.1:<port>` |
 | Codex's per-run tool output id | `Chunk ID: 9e2e36` | `Chunk ID: <id>` |
+| a duration written in text (Claude Code's `<usage>` of a subagent, in the Agent tool's result) | `duration_ms: 432` | `duration_ms: <ms>` |
 | a machine-dependent line of an environment block (one with a `Platform:` or `OS Version:` line) | `\n - OS Version: Linux 6.18`, `\nPlatform: linux` | `OS Version: <env>` |
 
 A prefixed id is `PREFIX_TAIL` or `PREFIX-TAIL` (the prefix one to three letter-led words) whose tail
@@ -81,12 +82,14 @@ _DATE = (r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
 # checked in the callback, as a look-behind first would make the engine try every position)
 _HOST = r"(?P<host>127\.0\.0\.1|localhost|0\.0\.0\.0|\[::1\]):[0-9]{2,5}(?![0-9])"
 _CHUNK = r"Chunk ID: [0-9a-f]{4,16}(?![0-9A-Za-z])"
+# (text: in canonical JSON a key has no space after its colon; gated by its literal, so the look-behind is cheap)
+_DURATION = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))duration_ms: [0-9]+(?![0-9A-Za-z_.\-])"  # (JSON: after `\n`)
 _ENVK = (r"(?P<envk>Is a git repository|Is directory a git repo|Platform|Shell|OS Version|Current branch|Main branch): "
          r"[^\n\\\"]+")  # (never past the end quote of a JSON string)
 _HOST_GATE = ("127.0.0.1:", "localhost:", "0.0.0.0:", "[::1]:")
 # one search for every rarer shape (3x faster than a substring test each); its literals begin with
 # characters that are rare in JSON (not digits), so the regex engine skips most positions
-_RARE = ("host:", ".0.0.1:", ".0.0.0:", "[::1]:", "Chunk ID: ", "Platform: ", "OS Version: ")
+_RARE = ("host:", ".0.0.1:", ".0.0.0:", "[::1]:", "Chunk ID: ", "Platform: ", "OS Version: ", "duration_ms: ")
 # (a gate for `EnvMask.learn_json`: every fragment it learns from holds one of these; they begin with
 # characters that are not frequent in JSON, so the regex engine skips most positions)
 _ENV_HINTS = ("y: /", "y:/", "<cwd>", 'wd":"', 'wd": "', "/.c", "/.l", "porary work")
@@ -131,7 +134,7 @@ class _Shapes:
             return x.encode() if enc else x
 
         self.digit_run, self.date = c(_DIGIT_RUN), c(_DATE)
-        self.host, self.chunk, self.envk = c(_HOST), c(_CHUNK), c(_ENVK)
+        self.host, self.chunk, self.envk, self.duration = c(_HOST), c(_CHUNK), c(_ENVK), c(_DURATION)
         self.tokch = frozenset(_TOKCH.encode()) if enc else frozenset(_TOKCH)
         self.escapes = frozenset(b"nrtbf") if enc else frozenset()  # JSON escapes: `\n` before a token
         self.backslash = ord("\\") if enc else None
@@ -140,8 +143,8 @@ class _Shapes:
         self.rare = c("|".join(re.escape(g) for g in _RARE))
         self.host_gate = tuple(lit(g) for g in _HOST_GATE)
         self.env_gate = (lit("Platform: "), lit("OS Version: "))
-        self.chunk_gate = lit("Chunk ID: ")
-        self.ph = {k: lit(k) for k in ("<time>", "<date>", ":<port>", "Chunk ID: <id>", ": <env>")}
+        self.chunk_gate, self.duration_gate = lit("Chunk ID: "), lit("duration_ms: ")
+        self.ph = {k: lit(k) for k in ("<time>", "<date>", ":<port>", "Chunk ID: <id>", ": <env>", "duration_ms: <ms>")}
         self.empty = lit("")
         self.dot = lit(".")
         self.number_before = frozenset((b":", b",", b"[", b".", b"+", b"-"))
@@ -232,6 +235,8 @@ class _Shapes:
                 s = self.host.sub(self._host, s)
             if self.chunk_gate in s:
                 s = self.chunk.sub(self.ph["Chunk ID: <id>"], s)
+            if self.duration_gate in s:
+                s = self.duration.sub(self.ph["duration_ms: <ms>"], s)
             if any(g in s for g in self.env_gate):
                 s = self.envk.sub(self._envk, s)
         return self._tokens(s)

@@ -11,6 +11,11 @@ Traps handled here (all seen in real output, see docs/dialects/claude-code.md):
   "<synthetic>"`, an `error` field, zero usage) whose text is the API error: its items are marked
   `synthetic` (no time to first token) and it has no usage (no LLM call); its error event says
   `failed_call: true`.
+- a subagent (the Agent / Task tool) prints its own `user` and `assistant` lines on the same stdout, each
+  with `parent_tool_use_id`: the id of the tool call that started it. Its items carry that id
+  (`parent_tool_use_id` in their data) and so do the `system/task_*` lines about it (`task_updated` names
+  only its `task_id`, remembered from `task_started`). CodeBuddy puts the answered call's own id there
+  on a tool result line: a parent equal to a tool result's call id is no subagent.
 """
 
 from __future__ import annotations
@@ -165,6 +170,7 @@ class ClaudeCodeDecoder(StreamDecoder):
         self.usage_seen: set[str] = set()
         self.tool_uses: dict[str, tuple[str, int | None, str | None]] = {}
         self.control_pending: dict[str, dict[str, Any]] = {}
+        self.task_parent: dict[str, str] = {}  # system/task_* task_id -> the tool call that started it
         self.stream = AnthropicStream()
         self.blocks = self.stream.blocks  # (the machine's own dict: read by the hot path of feed_msg)
         self.stream_mid: str | None = None  # the id of the streamed message, as this decoder last saw it
@@ -298,10 +304,30 @@ class ClaudeCodeDecoder(StreamDecoder):
             out.append(self.ev(ERROR, rec, data={
                 "message": f"API retry {obj.get('attempt')}/{obj.get('max_retries')}: {err}",
                 "code": obj.get("error_status"), "fatal": False, "retry": True}))
+        if sub.startswith("task_"):
+            out.append(self._task(rec, obj, sub))
+            return out
         status = obj.get("status")
         text = status if isinstance(status, str) else sub
         out.append(self.status(rec, text, subtype=sub))
         return out
+
+    def _task(self, rec: dict[str, Any], obj: dict[str, Any], sub: str) -> Event:
+        """A `system/task_*` line (a subagent started, progressing, updated, done): a status item about the
+        tool call that started it (`parent_tool_use_id`)."""
+        task_id = str_or_none(obj.get("task_id"))
+        parent = str_or_none(obj.get("tool_use_id"))
+        if task_id is not None:
+            parent = self.task_parent.setdefault(task_id, parent) if parent is not None else self.task_parent.get(task_id)
+        patch = obj.get("patch")
+        what = next((v for v in (obj.get("description"), obj.get("summary"), obj.get("status"),
+                                 patch.get("status") if isinstance(patch, dict) else None) if isinstance(v, str)), "")
+        data: dict[str, Any] = {"subtype": sub, "task_id": task_id}
+        if parent is not None:
+            data["parent_tool_use_id"] = parent
+        if isinstance(obj.get("subagent_type"), str):
+            data["subagent_type"] = obj["subagent_type"]
+        return self.status(rec, f"{sub.replace('_', ' ')}: {what}" if what else sub.replace("_", " "), **data)
 
     def _init(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
         self.saw_init = True
@@ -334,14 +360,19 @@ class ClaudeCodeDecoder(StreamDecoder):
         content = msg.get("content")
         if content.__class__ is not list:
             content = self._content(rec, content, out)
+        parent = obj.get("parent_tool_use_id")
         for block in content:
             ev = assistant_block(self, rec, block, mid, "assistant", self.tool_uses)
             if synthetic:
                 ev.data["synthetic"] = True
+            if parent.__class__ is str and ev.kind == ITEM_COMPLETED:
+                ev.data["parent_tool_use_id"] = parent
             out.append(ev)
         usage = msg.get("usage")
         if usage.__class__ is dict and not synthetic and (mid is None or mid not in self.usage_seen):
             out.append(self._message_usage(rec, msg, mid, usage))
+            if parent.__class__ is str:
+                out[-1].data["parent_tool_use_id"] = parent
         if obj.get("error") or synthetic:
             out.extend(self._assistant_error(rec, obj, content, synthetic))
         return out
@@ -407,7 +438,20 @@ class ClaudeCodeDecoder(StreamDecoder):
                 out.insert(0, self.ev(TURN_STARTED, rec, data={"prompt": text}))
             out.insert(1 if from_stdin and out and out[0].kind == TURN_STARTED else 0,
                        self.ev(ITEM_COMPLETED, rec, MESSAGE, str_or_none(obj.get("uuid")), "user", {"text": text}))
+        parent = obj.get("parent_tool_use_id")
+        if parent.__class__ is str:
+            self._parented(out, parent)
         return out
+
+    @staticmethod
+    def _parented(out: list[Event], parent: str) -> None:
+        """A subagent's user line: its items name the tool call that started the subagent (not when that
+        id is a tool result's own call: CodeBuddy's way of saying which call a result answers)."""
+        if any(ev.item == TOOL_RESULT and ev.data.get("call_id") == parent for ev in out):
+            return
+        for ev in out:
+            if ev.kind == ITEM_COMPLETED:
+                ev.data["parent_tool_use_id"] = parent
 
     # --- result ----------------------------------------------------------------------------------------
     def _result(self, rec: dict[str, Any], obj: dict[str, Any]) -> list[Event]:
@@ -540,7 +584,11 @@ class ClaudeCodeDecoder(StreamDecoder):
         if type(b) is not Block:
             return self._problem(rec, b)
         item = b.item
-        data = {"name": b.name, "call_id": b.call_id} if item == TOOL_CALL else {}
+        data: dict[str, Any] = {"name": b.name, "call_id": b.call_id} if item == TOOL_CALL else {}
+        line = rec.get("json")  # (the stream_event line: a subagent's names its parent)
+        parent = line.get("parent_tool_use_id") if line.__class__ is dict else None
+        if parent.__class__ is str:
+            data["parent_tool_use_id"] = parent
         # (self.ev without its checks: the machine's ids are strings)
         return [Event(ITEM_STARTED, rec.get("ch") or self.unit, (rec.get("seq", 0),), rec.get("t", 0.0), self.dialect,
                       item, b.id, "assistant", data)]
@@ -643,7 +691,7 @@ _VOLATILE = (
     "session_id", "uuid", "message.id", "request_id", "**.tool_use_id", "message.content[*].id",
     "duration_ms", "duration_api_ms", "ttft_ms", "ttft_stream_ms", "time_to_request_ms", "event.message.id",
     "event.content_block.id", "timestamp", "request.tool_use_id", "response.request_id", "memory_paths",
-    "cwd",
+    "cwd", "task_id", "patch.end_time",
 )
 
 RULES = (
@@ -715,7 +763,7 @@ def sniff(open_record: dict[str, Any] | None, msgs: list[dict[str, Any]]) -> str
 
 # --- drift (rule `drift`, wirecap/dialects/drift.py): the lines and fields this dialect knows -------------
 # From the shipped captures, the public samples and lab runs of Claude Code 2.1.197 (text, tool_bash,
-# tool_read, think, http_error, sse_error; with and without --include-partial-messages; stdin
+# tool_read, think, task, http_error, sse_error; with and without --include-partial-messages; stdin
 # stream-json with the control protocol). A `system` or `result` subtype names the message type.
 def known_lines(every: dict[str, Any] | None = None, tool_result_extra: dict[str, Any] | None = None,
                 types: dict[str, Any] | None = None) -> Any:
@@ -740,12 +788,13 @@ def known_lines(every: dict[str, Any] | None = None, tool_result_extra: dict[str
             "api_retry": {**ids, "attempt": None, "max_retries": None, "retry_delay_ms": None, "error_status": None,
                           "error": OPEN},
             "thinking_tokens": {**ids, "estimated_tokens": None, "estimated_tokens_delta": None},
+            **_task_lines(ids),
         }),
         "assistant": {"type": None, "message": MESSAGE, "parent_tool_use_id": None, "session_id": None, "uuid": None,
-                      "error": None, "request_id": None},
+                      "error": None, "request_id": None, **_SUBAGENT_LINE},
         "user": {"type": None, "message": {"role": None, "content": [user_blocks(**(tool_result_extra or {}))]},
                  "parent_tool_use_id": None, "session_id": None, "uuid": None, "timestamp": None,
-                 "tool_use_result": OPEN, "isSynthetic": None, "isReplay": None},
+                 "tool_use_result": OPEN, "isSynthetic": None, "isReplay": None, **_SUBAGENT_LINE},
         "result": Union("subtype", dict.fromkeys(
             ("success", "error_max_turns", "error_during_execution", "error_max_budget_usd",
              "error_max_structured_output_retries"), result)),
@@ -767,6 +816,23 @@ def known_lines(every: dict[str, Any] | None = None, tool_result_extra: dict[str
         "keep_alive": {"type": None},
     })
     return extend(lines, every, types)
+
+
+# a subagent's own lines (parent_tool_use_id set) also say which agent it is
+_SUBAGENT_LINE = {"subagent_type": None, "task_description": None}
+
+
+def _task_lines(ids: dict[str, Any]) -> dict[str, Any]:
+    """The `system/task_*` lines of a subagent's life (Claude Code 2.1.197, the lab's `task` run)."""
+    from wirecap.dialects.drift import OPEN
+
+    task = {**ids, "task_id": None, "tool_use_id": None, "description": None, "subagent_type": None}
+    return {
+        "task_started": {**task, "task_type": None, "prompt": None},
+        "task_progress": {**task, "usage": OPEN, "last_tool_name": None},
+        "task_updated": {**ids, "task_id": None, "patch": OPEN},
+        "task_notification": {**task, "status": None, "output_file": None, "summary": None, "usage": OPEN},
+    }
 
 
 def _known() -> Any:

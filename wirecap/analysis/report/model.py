@@ -113,6 +113,7 @@ class ConvEntry:
     is_error: bool = False
     call_id: str | None = None
     seqs: tuple[int, ...] = ()  # every record an item entry came from (notes attach by them); () for the others
+    parent: str | None = None  # a subagent's entry: the tool call that started it (`parent_tool_use_id`)
 
     def arguments(self, *, indent: bool = False) -> str:
         """What a tool call was given, as text: the streamed arguments, else its input as JSON
@@ -133,6 +134,8 @@ class ConvEntry:
             out["is_error"] = True
         if self.call_id is not None:
             out["call_id"] = self.call_id
+        if self.parent is not None:
+            out["parent_tool_use_id"] = self.parent
         return out
 
 
@@ -528,7 +531,14 @@ def _said(it: FoldedItem) -> ConvEntry:
     kind = it.kind
     if kind in (MESSAGE, "item"):
         kind = "user" if it.role == "user" else ("status" if it.role == "system" else "assistant")
-    return ConvEntry(kind, it.ch, _first(it.seq), it.t, text=_streamed_text(it), seqs=_unique(it.seq))
+    return ConvEntry(kind, it.ch, _first(it.seq), it.t, text=_streamed_text(it), seqs=_unique(it.seq),
+                     parent=_parent(it))
+
+
+def _parent(it: FoldedItem) -> str | None:
+    """The tool call that started the subagent an item is from (None for the main agent's)."""
+    parent = it.data.get("parent_tool_use_id")
+    return parent if isinstance(parent, str) else None
 
 
 def _tool_call(it: FoldedItem) -> ConvEntry:
@@ -545,7 +555,7 @@ def _tool_call(it: FoldedItem) -> ConvEntry:
     value = data.get("input")
     return ConvEntry(TOOL_CALL, it.ch, _first(it.seq), it.t, text=_clip("".join(it.pieces)), name=data.get("name"),
                      input=bounded_input(value, own[-1] if own else None) if value is not None else None,
-                     call_id=data.get("call_id"), seqs=_unique(own))
+                     call_id=data.get("call_id"), seqs=_unique(own), parent=_parent(it))
 
 
 def _tool_result(it: FoldedItem) -> ConvEntry:
@@ -553,7 +563,8 @@ def _tool_result(it: FoldedItem) -> ConvEntry:
     output = data.get("output")
     text = _clip(_as_text(output)) if output is not None else _clip("".join(it.pieces))
     return ConvEntry(TOOL_RESULT, it.ch, _first(it.seq), it.t, text=text, name=data.get("name"),
-                     is_error=bool(data.get("is_error")), call_id=data.get("call_id"), seqs=_unique(it.seq))
+                     is_error=bool(data.get("is_error")), call_id=data.get("call_id"), seqs=_unique(it.seq),
+                     parent=_parent(it))
 
 
 # The entry of each kind of folded item (None: nothing worth showing); other kinds are `_said`.

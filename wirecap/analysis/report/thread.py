@@ -7,7 +7,9 @@ back), what came back (text, thinking, tool calls, usage, stop reason, error) an
 token, last token); between calls, the tool executions (a tool call issued -> its result). A run's
 stdout and its HTTP channels are one conversation: a message seen on both is shown once, with the seqs
 of both places. A subagent's calls (Claude Code's Task / Agent tool) name the call and tool call that
-started them (`parent`).
+started them (`parent`: found by the subagent's first prompt, which is the tool call's `prompt`), and so
+do the client's lines a subagent printed (`Aside.parent`: Claude Code's `parent_tool_use_id`), so that a
+subagent nests under the call that started it over HTTP and on stdout alone.
 
 Built in two steps, both pure:
 - `ThreadSink`, a sink of the report's decode pass (`wirecap.analysis.pipeline`): each request body is
@@ -215,10 +217,15 @@ class Aside:
     is_error: bool = False
     size: int = 0  # characters in full
     name: str | None = None  # a tool call's or result's tool
+    call_id: str | None = None  # a tool call's or result's call
+    parent: str | None = None  # a subagent's line: the tool call that started the subagent
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "t": self.t, "text": self.text, "seq": self.seq, "is_error": self.is_error,
-                "size": self.size, "name": self.name}
+        out = {"kind": self.kind, "t": self.t, "text": self.text, "seq": self.seq, "is_error": self.is_error,
+               "size": self.size, "name": self.name}
+        if self.parent is not None:  # (the conversation's entries give every tool call's id)
+            out["parent"] = self.parent
+        return out
 
     def as_part(self) -> Part | None:
         """A message of the client's own output as a part (None for a status line, a session's start...)."""
@@ -226,7 +233,7 @@ class Aside:
         if kind is None:
             return None
         at = (self.seq,) if self.seq is not None else ()
-        return Part(kind, self.text, self.size, self.name, None, self.is_error, at, at)
+        return Part(kind, self.text, self.size, self.name, self.call_id, self.is_error, at, at)
 
 
 @dataclass
@@ -698,6 +705,11 @@ class _Merge:
         elif e.kind == "tool_call" and (rv.TOOL_CALL, e.call_id) in self.call_parts:
             _add_seqs(self.call_parts[(rv.TOOL_CALL, e.call_id)], e)
             return
+        elif e.kind == "user" and e.parent is not None:
+            prompt = self._subagent_prompt(e.parent, e.text)
+            if prompt is not None:  # the subagent's prompt as its first call sent it
+                _add_seqs(prompt, e)
+                return
         elif e.kind == "tool_result" and e.call_id:
             self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
             within = self.call_parts.get((rv.TOOL_RESULT, e.call_id))
@@ -710,7 +722,20 @@ class _Merge:
                       "status") and len(self.t.asides) < MAX_OUTSIDE:
             text = e.arguments() if e.kind == "tool_call" else e.text
             self.t.asides.append(Aside(e.kind, e.t, clip(text, MAX_ASIDE_TEXT)[0], e.seq, e.is_error,
-                                       len(text), e.name))
+                                       len(text), e.name, e.call_id, e.parent))
+
+    def _subagent_prompt(self, parent: str, text: str) -> Part | None:
+        """The user text part of the first call of the subagent `parent` started that says `text`."""
+        said = text.strip()[:SHORT_PART_TEXT]
+        for c in self.t.calls:
+            if c.parent is None or c.parent[1] != parent:
+                continue
+            for m in c.new:
+                for p in m.parts:
+                    if m.role == "user" and p.kind == rv.TEXT and p.text.strip()[:SHORT_PART_TEXT] == said:
+                        return p
+            return None
+        return None
 
     def _sent_back(self) -> dict[str, tuple[ThreadCall, list[Part]]]:
         """Tool call id -> the first call that sent its result back to the model, and those result parts."""
@@ -749,16 +774,23 @@ class _Merge:
 
     def parents(self, roots: dict[int, int | None]) -> None:
         """A conversation whose first prompt is a Task / Agent tool call's prompt is that call's subagent."""
-        by_prompt: dict[int, tuple[int, str]] = {}
+        by_prompt: dict[int, list[tuple[int, str]]] = {}  # prompt -> the tool calls that gave it, in order
         for cid, value in self.inputs.items():
             part = self.call_parts[(rv.TOOL_CALL, cid)]
             if part.name in SUBAGENT_TOOLS and isinstance(value, dict) and isinstance(value.get("prompt"), str):
-                by_prompt.setdefault(hash(value["prompt"].strip()), (self.issuer[cid].n, cid))
+                by_prompt.setdefault(hash(value["prompt"].strip()), []).append((self.issuer[cid].n, cid))
         if not by_prompt:
             return
+        of_lineage: dict[int, tuple[int, str] | None] = {}  # (the same prompt twice: the k-th subagent, the k-th call)
         for c in self.t.calls:
-            root = roots.get(c.lineage)
-            parent = by_prompt.get(root) if root is not None else None
+            if c.lineage not in of_lineage:
+                root = roots.get(c.lineage)
+                waiting = by_prompt.get(root, []) if root is not None else []
+                pick = next((w for w in waiting if w[0] < c.n), None)
+                if pick is not None:
+                    waiting.remove(pick)
+                of_lineage[c.lineage] = pick
+            parent = of_lineage[c.lineage]
             if parent is not None and parent[0] < c.n:
                 c.parent = parent
 
@@ -818,13 +850,13 @@ def merge(thread: Thread, conversation: dict[str, list[Any]], roots: dict[int, i
                 m.on_call_channel(e)
         else:
             others.extend(entries)
+    m.parents(roots)  # (before stdout: a subagent's prompt printed there joins its first call's)
     others.sort(key=lambda e: (e.t, e.seq or 0))
     for e in others:
         if e.ch not in m.by_ch:
             m.on_other_channel(e)
     _untracked_times(thread.calls, m.reply_t)
     m.tool_runs()
-    m.parents(roots)
     _mark_echoes(thread.calls)
     thread.asides.sort(key=lambda a: a.t)
 

@@ -150,30 +150,44 @@ Step = tuple[str, Any, int]  # ("call" | "run" | "aside", the item, depth)
 
 def steps(th: Thread) -> Iterator[Step]:
     """The thread in reading order: asides and top-level calls by time; after each call its tool runs,
-    then the calls of the subagents it started (one level deeper)."""
-    children: dict[int, list[ThreadCall]] = {}
+    then, one level deeper and by time, the calls of the subagents it started and what the client printed
+    of them (an aside naming a `parent` tool call of that call's reply). On the client's output alone (no
+    call), a subagent's lines follow the tool call line that started it, one level deeper."""
+    issued = {p.call_id: c.n for c in th.calls for p in c.reply if p.kind == "tool_call" and p.call_id}
+    aside_calls = {a.call_id for a in th.asides if a.kind == "tool_call" and a.call_id}
+    under_call: dict[int, list[tuple[float, int, Any]]] = {}
+    under_aside: dict[str, list[Aside]] = {}
+    top: list[tuple[float, int, Any]] = []
     for c in th.calls:
-        if c.parent is not None:
-            children.setdefault(c.parent[0], []).append(c)
+        (top if c.parent is None else under_call.setdefault(c.parent[0], [])).append((c.t_sent, 1, c))
+    for a in th.asides:
+        if a.parent is not None and a.parent in issued:
+            under_call.setdefault(issued[a.parent], []).append((a.t, 0, a))
+        elif a.parent is not None and a.parent in aside_calls and a.parent != a.call_id:
+            under_aside.setdefault(a.parent, []).append(a)
+        else:
+            top.append((a.t, 0, a))
     runs: dict[int | None, list[ToolRun]] = {}
     for r in th.tool_runs:
         runs.setdefault(r.issued_by, []).append(r)
-    top: list[tuple[float, int, Any]] = [(c.t_sent, 1, c) for c in th.calls if c.parent is None]
-    top += [(a.t, 0, a) for a in th.asides]
-    top.sort(key=lambda x: (x[0], x[1]))
+    shown: set[str] = set()  # (an aside tool call lists its subagent's lines once, whatever the ids say)
+
+    def aside_steps(a: Aside, depth: int) -> Iterator[Step]:
+        yield "aside", a, depth
+        if a.kind == "tool_call" and a.call_id in under_aside and a.call_id not in shown:
+            shown.add(a.call_id)
+            for sub in under_aside[a.call_id]:
+                yield from aside_steps(sub, depth + 1)
 
     def call_steps(c: ThreadCall, depth: int) -> Iterator[Step]:
         yield "call", c, depth
         for r in runs.get(c.n, ()):
             yield "run", r, depth
-        for child in children.get(c.n, ()):
-            yield from call_steps(child, depth + 1)
+        for _, _, item in sorted(under_call.get(c.n, ()), key=lambda x: (x[0], x[1])):
+            yield from (aside_steps(item, depth + 1) if isinstance(item, Aside) else call_steps(item, depth + 1))
 
-    for _, _, item in top:
-        if isinstance(item, Aside):
-            yield "aside", item, 0
-        else:
-            yield from call_steps(item, 0)
+    for _, _, item in sorted(top, key=lambda x: (x[0], x[1])):
+        yield from (aside_steps(item, 0) if isinstance(item, Aside) else call_steps(item, 0))
 
 
 def linked_seqs(threads: list[Thread]) -> list[int]:
@@ -314,6 +328,15 @@ def _md_aside(a: Aside, path: str) -> list[str]:
     return [f"- _{a.kind}_ <sub>seq {a.seq}</sub>: {a.text[:300]}", ""]
 
 
+def _md_nested(lines: list[str], depth: int) -> list[str]:
+    """A subagent's line (what the client printed of it) quoted once per level it is nested."""
+    if not depth:
+        return lines
+    quote = "> " * depth
+    body = "\n".join(lines).rstrip("\n").split("\n")
+    return [(quote + line).rstrip() for line in body] + [""]
+
+
 def _md_system(c: ThreadCall, path: str) -> list[str]:
     if c.system is None or not c.system:
         return []
@@ -363,7 +386,7 @@ def thread_markdown(cap: CaptureReport, h: str = "###") -> list[str]:
             elif kind == "run":
                 out += [f"- {run_text(item)}", ""]
             else:
-                out += _md_aside(item, cap.path)
+                out += _md_nested(_md_aside(item, cap.path), depth)
         out += [f"- {n}" for n in th.notes]
     return out + [f"- `{ch}`: {why}" for ch, why in cap.conversation_notes.items()]
 
