@@ -175,3 +175,22 @@ def test_a_channel_range_and_bounds(tmp_path: Path) -> None:
     assert len(re.findall(r"MANY\d{4}", md_conv)) == MAX_PER_PLACE
     html_conv, _ = html_sections(render_html_string(rep))
     assert len(re.findall(r"MANY\d{4}", html_conv)) == MAX_PER_PLACE
+
+
+def test_place_notes_collapsed_calls_and_channels_without_a_thread(tmp_path: Path) -> None:
+    """A call laid out as one line holds its parts' notes at its head; a channel the thread does not
+    cover (stderr printed nothing; http-1 has no decoder) has no place."""
+    from wirecap.analysis.report.thread_notes import place_notes
+    from wirecap.analysis.report.thread_view import steps
+
+    cap = _copy(tmp_path, "claude-code-2.1.197-tool-bash.jsonl")
+    result = N.add_note(cap, tag="a", text="on the tool result", seq=33, author="a")
+    reply = N.add_note(cap, tag="a", text="on call 1's reply", seq=19, author="a")
+    quiet = N.add_note(cap, tag="a", text="stderr", ch="stderr", author="a")
+    undecoded = N.add_note(cap, tag="a", text="http-1", ch="http-1", author="a")
+    rep = build_report([str(cap)]).captures[0]
+    full = place_notes(rep, steps, 300).anchor_note
+    assert full == {result.id: "call-2-p0", reply.id: "call-1-p3"}
+    one_line = place_notes(rep, steps, 1).anchor_note  # call 2 laid out as one line
+    assert one_line == {result.id: "call-2", reply.id: "call-1-p3"} and quiet.id not in one_line
+    assert undecoded.id not in one_line
