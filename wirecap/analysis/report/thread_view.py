@@ -526,5 +526,5 @@ THREAD_CSS = """
 .thread .tp{margin:4px 0}.thread .tp pre{white-space:pre-wrap;margin:2px 0}.thread .tp .who{font-weight:600}
 .thread .tp.is-error .who{color:#c33}.thread .trun,.thread .taside{font-size:13px;margin:4px 0;color:var(--muted,#666)}
 .thread .trun.is-error{color:#c33}.thread details.tooldef{margin-left:12px}
-.thread .noted:target{background:var(--hl)}
+.thread .noted:target{background:var(--hl)}.thread .noted,.thread .tcall{scroll-margin-top:48px}
 """
