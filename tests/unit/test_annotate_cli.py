@@ -95,3 +95,22 @@ def test_list_warns_about_notes_past_the_end(cap: Path):
     assert r.returncode == 0
     assert "note abcd1234: seq 900 is past the end of the capture (last seq 14)" in r.stderr.decode()
     assert "far" in r.stdout.decode()
+
+
+def test_list_fits_the_terminal_width(cap: Path):
+    """`--list` is laid out by the one table layout (`tables.fit_table`): fitted to COLUMNS (the text wraps,
+    the least needed columns go, a line says which), whole lines in a pipe."""
+    long = "a long note " + " ".join(f"word{i}" for i in range(40))
+    ok(str(cap), "--seq", "4", "--tag", "bug", long, "--author", "Ann Author-With-A-Long-Name")
+    ok(str(cap), "--ch", "ws-1", "short one", "--author", "Bo")
+    for width in (60, 80):
+        table = ok(str(cap), "--list", env={"COLUMNS": str(width)})
+        lines = table.splitlines()
+        assert max(len(line) for line in lines) <= width, table
+        head = table.split("\n--", 1)[0].split()  # (a header may wrap onto two lines)
+        assert {"id", "points", "at", "tag", "text"} <= set(head), table
+        assert " ".join(table.split()).count("word39") == 1 and len(lines) > 4  # the text wrapped, not cut
+        assert "seq 4" in table and "ch ws-1" in table and "short one" in table
+    assert "(not shown to fit 60 columns: time (UTC); see --json)" in ok(str(cap), "--list", env={"COLUMNS": "60"})
+    whole = ok(str(cap), "--list").splitlines()  # a pipe: one line per note, every column
+    assert len(whole) == 4 and long in whole[2] and "Ann Author-With-A-Long-Name" in whole[2]

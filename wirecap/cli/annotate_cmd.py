@@ -35,11 +35,11 @@ def _list(capture: str, as_json: bool) -> None:
     if not notes:
         click.echo(f"no notes on {capture}")
         return
-    from tabulate import tabulate
+    from wirecap.analysis.tables import NOTE_COLUMNS, fit_table
+    from wirecap.cli import console
 
     rows = [notes_mod.note_cells(n) for n in notes]
-    click.echo(tabulate(rows, headers=notes_mod.NOTE_HEADERS,
-                        maxcolwidths=[None, None, None, 60, 20, None]))
+    click.echo(fit_table(NOTE_COLUMNS, rows, console.columns()))  # (fitted to the terminal; whole in a pipe)
 
 
 def _from_validate(capture: str, author: str, dialect: str | None) -> None:

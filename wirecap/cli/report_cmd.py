@@ -86,8 +86,10 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
     # (drawn from a timer, not a thread: report A B's diff builds B in a forked child only without threads)
     with readable_twice(list(captures)) as paths, console.ticking("report") as progress:
         # (the raw records findings and notes point at are shown by markdown and json only)
+        names = dict(zip(paths, captures, strict=True))
         rep = build_report(paths, redactor=redactor, dialect=dialect, relevant=fmt in ("md", "json"), diff_json=fmt == "json",
-                           watch=_reading(progress, dict(zip(paths, captures, strict=True))))
+                           watch=_reading(progress, names),
+                           comparing=lambda a, b: progress.stage(f"comparing {names.get(a, a)} and {names.get(b, b)}"))
         _name_inputs_as_given(rep, paths, list(captures))
         if fmt == "html":
             progress.stage("writing the html report", total=sum(c.records for c in rep.captures), unit="records")

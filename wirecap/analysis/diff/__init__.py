@@ -38,6 +38,7 @@ from wirecap.analysis.diff.pairing import pair_streams
 from wirecap.analysis.diff.result import SHOWN_MAX, Change, DiffResult, PairDiff, TimingFlag
 from wirecap.analysis.diff.shell import (
     LEVELS,
+    NothingToCompare,
     diff_captures,
     input_kind,
     parse_threshold,
@@ -49,6 +50,7 @@ from wirecap.analysis.diff.wire import WireBuilder
 
 __all__ = [
     "LEVELS",
+    "NothingToCompare",
     "SHOWN_MAX",
     "STAT_METRICS",
     "Change",

@@ -317,9 +317,20 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+class NothingToCompare(WirecapError):
+    """Two inputs with nothing to compare item by item (no dialect in common): `reason` says why; the
+    message ends with how to compare them anyway with `wirecap diff` (a caller without --ch, such as
+    `report`, says it its own way from `reason`)."""
+
+    HINT = "pick comparable channels with --ch A:B"
+
+    def __init__(self, reason: str, hint: str = HINT) -> None:
+        self.reason = reason
+        super().__init__(f"{reason}; nothing to compare ({hint})")
+
+
 def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:
     da = {d for d in da if d}
     db = {d for d in db if d}
     if da and db and not (da & db):
-        raise WirecapError(f"different dialects: {a} is {', '.join(sorted(da))} but {b} is {', '.join(sorted(db))}; "
-                           "nothing to compare (pick comparable channels with --ch A:B)")
+        raise NothingToCompare(f"different dialects: {a} is {', '.join(sorted(da))} but {b} is {', '.join(sorted(db))}")

@@ -14,6 +14,7 @@ the records alone are still shown, and nothing is made up in place of what faile
 from __future__ import annotations
 
 import os
+import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
@@ -21,7 +22,7 @@ from itertools import chain
 from typing import Any
 
 from wirecap.analysis import notes as notes_mod
-from wirecap.analysis.diff import diff_captures
+from wirecap.analysis.diff import NothingToCompare, diff_captures
 from wirecap.analysis.pipeline import Isolated, decode_pass, drain
 from wirecap.analysis.report.compare import Comparison, build_comparison, stats_only
 from wirecap.analysis.report.model import (
@@ -62,6 +63,15 @@ def already_redacted(header: dict[str, Any], redactor: Redactor) -> bool:
 
 def _failure(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
+
+
+def _no_diff(e: BaseException, paths: list[str]) -> str:
+    """Why a report on two captures has no diff; when they have nothing in common, how to compare them
+    anyway (`report` has no --ch: `wirecap diff` has)."""
+    if isinstance(e, NothingToCompare):
+        a, b = (shlex.quote(p) for p in paths)
+        return f"{e.reason}; to compare channels you pick: `wirecap diff {a} {b} --ch A:B`"
+    return f"diff failed: {_failure(e)}"
 
 
 class ReportPass:
@@ -416,10 +426,12 @@ def build_report(
     relevant: bool = True,
     watch: Callable[[CaptureReader], Iterable[dict[str, Any]]] | None = None,
     diff_json: bool = True,
+    comparing: Callable[[str, str], None] | None = None,
 ) -> Report:
     """A report on one capture, or on two with the diff between them (`relevant`, `watch`: as in
     `build_capture_report`; `diff_json=False` leaves out the diff's full JSON, which only the json
-    format shows)."""
+    format shows; `comparing(a, b)` is told when the two captures are read and their diff begins: a
+    progress line's next stage)."""
     if not 1 <= len(paths) <= 2:
         raise WirecapError("a report is about one capture, or two to compare")
     redactor = redactor if redactor is not None else Redactor()
@@ -427,10 +439,12 @@ def build_report(
                                  watch=watch) for p in paths]
     report = Report(captures=caps)
     if len(paths) == 2:
+        if comparing is not None:
+            comparing(paths[0], paths[1])
         try:
             report.diff, report.compare = diff_part(paths[0], paths[1], redactor, (caps[0].sessions, caps[1].sessions),
                                                     (caps[0].threads, caps[1].threads), diff_json)
         except Exception as e:  # noqa: BLE001 - the two reports stand without their diff
-            report.diff_note = f"diff failed: {_failure(e)}"
+            report.diff_note = _no_diff(e, paths)
             report.compare = stats_only(paths[0], paths[1], (caps[0].sessions, caps[1].sessions), report.diff_note)
     return report

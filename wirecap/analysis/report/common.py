@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wirecap.analysis.notes import NOTE_HEADERS, Note, note_cells  # noqa: F401 - shared with the renderers
+from wirecap.analysis.notes import NOTE_HEADERS, note_cells  # noqa: F401 - shared with the renderers
 from wirecap.analysis.report.model import CaptureReport, ConvEntry
 from wirecap.analysis.transport import describe_transport
 
@@ -149,16 +149,6 @@ def finding_where(f: dict[str, Any]) -> str:
     if f.get("ch"):
         parts.append(str(f["ch"]))
     return ", ".join(parts)
-
-
-def notes_at(notes: list[Note], entry: ConvEntry) -> list[Note]:
-    """Notes pointing at any record this conversation entry came from."""
-    seqs = entry.seqs or ((entry.seq,) if entry.seq is not None else ())
-    return [n for n in notes if n.seq is not None and any(n.covers(s) for s in seqs)]
-
-
-def channel_notes(notes: list[Note], ch: str) -> list[Note]:
-    return [n for n in notes if n.seq is None and n.ch == ch]
 
 
 def entry_title(e: ConvEntry) -> str:

@@ -32,7 +32,7 @@ from wirecap.analysis.report.model import (
     preview,
     timeline_bins,
 )
-from wirecap.analysis.report.thread_view import THREAD_CSS, thread_html
+from wirecap.analysis.report.thread_view import THREAD_CSS, note_places, thread_html
 from wirecap.analysis.report.thread_view import linked_seqs as thread_linked_seqs
 from wirecap.capture.payload import payload_size
 from wirecap.capture.redact import Redactor
@@ -276,7 +276,9 @@ def _findings(cap: CaptureReport, ci: int) -> str:
 
 def _notes(cap: CaptureReport, ci: int) -> str:
     parts = [f'<section id="c{ci}-notes"><h3>Notes</h3>']
-    rows = [[f"<code>{_e(n.id)}</code>", _seq_link(ci, n.seq, n.target()) or _e(n.target()),
+    shown_at = note_places(cap).anchor_note  # where each note sits in the conversation
+    rows = [[f"<code>{_e(n.id)}</code>", (_seq_link(ci, n.seq, n.target()) or _e(n.target())) + (
+             f' · <a href="#c{ci}-{shown_at[n.id]}">in the conversation</a>' if n.id in shown_at else ""),
              *[_e(v) for v in common.note_cells(n)[2:]]] for n in cap.notes]
     parts.append(_table(common.NOTE_HEADERS, rows, "notes") if rows else "<p>No notes.</p>")
     parts += [f'<p class="warn">⚠ {_e(w)}</p>' for w in cap.note_warnings]

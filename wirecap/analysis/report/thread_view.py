@@ -19,6 +19,13 @@ from typing import Any
 from wirecap.analysis.report.common import fmt_secs
 from wirecap.analysis.report.model import CaptureReport
 from wirecap.analysis.report.thread import Aside, Message, Part, Thread, ThreadCall, ToolRun
+from wirecap.analysis.report.thread_notes import (
+    NotePlaces,
+    notes_html,
+    notes_markdown,
+    notes_term,
+    place_notes,
+)
 
 TERM_PART_LINES = 12  # lines of one part a terminal shows
 HTML_PART_TEXT = 4000  # characters of one part the page shows (the model keeps at most that much anyway)
@@ -190,6 +197,11 @@ def steps(th: Thread) -> Iterator[Step]:
         yield from (aside_steps(item, 0) if isinstance(item, Aside) else call_steps(item, 0))
 
 
+def note_places(cap: CaptureReport) -> NotePlaces:
+    """Where the capture's notes sit in its thread (`thread_notes`: each at the part it points at)."""
+    return place_notes(cap, steps, MAX_SHOWN_CALLS)
+
+
 def linked_seqs(threads: list[Thread]) -> list[int]:
     """Every record a thread links to (a page embeds these so the links land)."""
     out: dict[int, None] = {}
@@ -255,9 +267,10 @@ def _term_aside(a: Aside, pad: str, width: int, path: str) -> list[str]:
     return _term_text(f"· {a.kind}: {a.text}  [#{a.seq}]", pad, width)[:3]
 
 
-def _term_call(c: ThreadCall, pad: str, width: int, path: str) -> list[str]:
+def _term_call(c: ThreadCall, pad: str, width: int, path: str, places: NotePlaces) -> list[str]:
     out = [*textwrap.wrap(f"{pad}── {call_head(c)}  [#{c.seq}]", width, subsequent_indent=pad + "   "), *textwrap.wrap(" · ".join(call_figures(c)), max(20, width - len(pad) - 3),
                                                                  initial_indent=pad + "   ", subsequent_indent=pad + "   ")]
+    out += notes_term(places.at(c), pad + "   ", width)
     if not c.detailed:
         return out
     out += textwrap.wrap(f"{pad}   sent: {sent_text(c)}", width, subsequent_indent=pad + "      ")
@@ -266,28 +279,32 @@ def _term_call(c: ThreadCall, pad: str, width: int, path: str) -> list[str]:
         out += textwrap.wrap(omitted_text(c, path), width, initial_indent=pad + "   ", subsequent_indent=pad + "     ")
     for m in fresh:
         for p in m.parts:
-            out += _term_part(p, m.role, "→", pad + "   ", width, path)
+            out += _term_part(p, m.role, "→", pad + "   ", width, path) + notes_term(places.at(p), pad + "     ", width)
     out += [f"{pad}   (call {m.echo_of}'s reply, sent back)" for m in echoes[:1]]
     for p in c.reply:
-        out += _term_part(p, "assistant", reply_arrow(p), pad + "   ", width, path)
+        out += _term_part(p, "assistant", reply_arrow(p), pad + "   ", width, path) + \
+            notes_term(places.at(p), pad + "     ", width)
     return out
 
 
 def thread_term(cap: CaptureReport, width: int) -> list[str]:
     """The thread as terminal lines (system prompts and tool definitions by their size: `-f html` shows them)."""
     out: list[str] = [] if cap.threads else [_no_thread(cap)]
+    places = note_places(cap)
     for th in cap.threads:
         shown = 0
+        out += notes_term(places.at(th), "", width)
         for kind, item, depth in steps(th):
             pad = "    " * depth
             if kind == "call":
                 shown += 1
-                out += _term_call(item, pad, width, cap.path) if shown <= MAX_SHOWN_CALLS else textwrap.wrap(
-                    f"{pad}── {call_head(item)} · {' · '.join(call_figures(item))}", width, subsequent_indent=pad + "   ")
+                out += _term_call(item, pad, width, cap.path, places) if shown <= MAX_SHOWN_CALLS else textwrap.wrap(
+                    f"{pad}── {call_head(item)} · {' · '.join(call_figures(item))}", width, subsequent_indent=pad + "   "
+                ) + notes_term(places.at(item), pad + "   ", width)
             elif kind == "run":
                 out += textwrap.wrap(f"{pad}   {run_text(item)}", width, subsequent_indent=pad + "     ")
             else:
-                out += _term_aside(item, pad, width, cap.path)
+                out += _term_aside(item, pad, width, cap.path) + notes_term(places.at(item), pad + "  ", width)
         out += th.notes
     for ch, why in cap.conversation_notes.items():
         out += textwrap.wrap(f"[{ch}] {why}", width, subsequent_indent="    ")
@@ -355,8 +372,9 @@ def _md_tools(c: ThreadCall) -> list[str]:
     return [f"<details><summary>Tools ({len(c.tools)})</summary>", "", *lines, "", "</details>", ""]
 
 
-def _md_call(c: ThreadCall, h: str, path: str) -> list[str]:
-    out = [f"{h} {call_head(c)} <sub>seq {c.seq}</sub>", "", " · ".join(call_figures(c)), ""]
+def _md_call(c: ThreadCall, h: str, path: str, places: NotePlaces) -> list[str]:
+    out = [f"{h} {call_head(c)} <sub>seq {c.seq}</sub>", "", " · ".join(call_figures(c)), "",
+           *notes_markdown(places.at(c))]
     if not c.detailed:
         return out
     out += [f"_sent: {sent_text(c)}_", ""]
@@ -364,29 +382,31 @@ def _md_call(c: ThreadCall, h: str, path: str) -> list[str]:
     out += [omitted_text(c, path), ""] if c.new_omitted else []
     for m in fresh:
         for p in m.parts:
-            out += _md_part(p, m.role, "→", path)
+            out += _md_part(p, m.role, "→", path) + notes_markdown(places.at(p))
     out += [f"_(call {m.echo_of}'s reply, sent back as history)_\n" for m in echoes[:1]]
     out += _md_system(c, path) + _md_tools(c)
     for p in c.reply:
-        out += _md_part(p, "assistant", reply_arrow(p), path)
+        out += _md_part(p, "assistant", reply_arrow(p), path) + notes_markdown(places.at(p))
     return out
 
 
 def thread_markdown(cap: CaptureReport, h: str = "###") -> list[str]:
     """The thread as Markdown lines (`h`: the heading level of a call)."""
     out: list[str] = [] if cap.threads else [f"_{_no_thread(cap)}_", ""]
+    places = note_places(cap)
     for th in cap.threads:
         shown = 0
+        out += notes_markdown(places.at(th))
         for kind, item, depth in steps(th):
             if kind == "call":
                 shown += 1
                 sub = "#" * min(depth, 2)
-                out += _md_call(item, h + sub, cap.path) if shown <= MAX_SHOWN_CALLS else \
-                    [f"- {call_head(item)}: {' · '.join(call_figures(item))}"]
+                out += _md_call(item, h + sub, cap.path, places) if shown <= MAX_SHOWN_CALLS else \
+                    [f"- {call_head(item)}: {' · '.join(call_figures(item))}", *notes_markdown(places.at(item))]
             elif kind == "run":
                 out += [f"- {run_text(item)}", ""]
             else:
-                out += _md_nested(_md_aside(item, cap.path), depth)
+                out += _md_nested(_md_aside(item, cap.path) + notes_markdown(places.at(item)), depth)
         out += [f"- {n}" for n in th.notes]
     return out + [f"- `{ch}`: {why}" for ch, why in cap.conversation_notes.items()]
 
@@ -450,33 +470,47 @@ def _html_tools(c: ThreadCall, ci: int) -> str:
     return f'<details class="tools"><summary>Tools ({len(c.tools)})</summary>{items}</details>'
 
 
-def _html_call(c: ThreadCall, ci: int, anchor: Callable[[int], str], path: str) -> str:
+def _with_notes(body: str, obj: Any, ci: int, anchor: Callable[[int], str], places: NotePlaces) -> str:
+    """A place of the thread with the notes that sit on it (and an id the notes section links to)."""
+    notes = places.at(obj)
+    if not notes:
+        return body
+    return f'<div class="noted" id="c{ci}-{places.anchor(obj)}">{body}{notes_html(notes, anchor)}</div>'
+
+
+def _html_call(c: ThreadCall, ci: int, anchor: Callable[[int], str], path: str, places: NotePlaces) -> str:
     cls = "tcall" + (" is-error" if c.outcome in ("failed", "cut") else "") + (" retry" if c.retry else "")
     head = (f'<div class="thead"><b>{_e(call_head(c))}</b> <span class="seq"><a href="#{anchor(c.seq)}">#{c.seq}</a></span>'
-            f'<div class="figs">{" · ".join(_e(f) for f in call_figures(c))}</div></div>')
+            f'<div class="figs">{" · ".join(_e(f) for f in call_figures(c))}</div>{notes_html(places.at(c), anchor)}</div>')
     if not c.detailed:
         return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}</div>'
     fresh, echoes = new_first(c)
     new = (f'<p class="muted">{_e(omitted_text(c, path))}</p>' if c.new_omitted else "") + \
-        "".join(_html_part(p, m.role, "→", anchor, path) for m in fresh for p in m.parts)
+        "".join(_with_notes(_html_part(p, m.role, "→", anchor, path), p, ci, anchor, places) for m in fresh for p in m.parts)
     echo = "".join(f'<p class="muted">(<a href="#c{ci}-call-{m.echo_of}">call {m.echo_of}</a>\'s reply, sent back as '
                    "history)</p>" for m in echoes[:1])
     earlier = (f'<p class="muted">{c.earlier} earlier message(s), as sent before (see the calls above)</p>'
                if c.earlier else "")
     sent = (f'<div class="sent"><div class="muted">sent: {_e(sent_text(c))}</div>{new or "<p class=muted>nothing new</p>"}'
             f"{echo}{_html_system(c, ci, path)}{_html_tools(c, ci)}{earlier}</div>")
-    reply = "".join(_html_part(p, "assistant", reply_arrow(p), anchor, path) for p in c.reply)
+    reply = "".join(_with_notes(_html_part(p, "assistant", reply_arrow(p), anchor, path), p, ci, anchor, places)
+                    for p in c.reply)
     return f'<div class="{cls}" id="c{ci}-call-{c.n}">{head}{sent}<div class="reply">{reply}</div></div>'
 
 
-def _html_step(kind: str, item: Any, ci: int, anchor: Callable[[int], str], path: str, full: bool) -> str:
+def _html_step(kind: str, item: Any, ci: int, anchor: Callable[[int], str], path: str, full: bool,
+               places: NotePlaces) -> str:
     if kind == "call":
         if full:
-            return _html_call(item, ci, anchor, path)
+            return _html_call(item, ci, anchor, path, places)
         return (f'<div class="tcall" id="c{ci}-call-{item.n}"><b>{_e(call_head(item))}</b> '
-                f'{" · ".join(_e(f) for f in call_figures(item))}</div>')
+                f'{" · ".join(_e(f) for f in call_figures(item))}{notes_html(places.at(item), anchor)}</div>')
     if kind == "run":
         return f'<div class="trun{" is-error" if item.is_error else ""}">{_e(run_text(item))} {_links(item.seqs[:1], anchor)}</div>'
+    return _with_notes(_html_aside(item, anchor, path), item, ci, anchor, places)
+
+
+def _html_aside(item: Aside, anchor: Callable[[int], str], path: str) -> str:
     part = item.as_part()
     if part is not None:
         return _html_part(part, item.kind if item.kind == "user" else "assistant", "·", anchor, path)
@@ -491,12 +525,15 @@ def thread_html(cap: CaptureReport, ci: int, anchor: Callable[[int], str] | None
         def anchor(seq: int) -> str:
             return f"seq-{seq}" if ci == 0 else f"c{ci}-seq-{seq}"
     out: list[str] = [] if cap.threads else [f'<p class="muted">{_e(_no_thread(cap))}</p>']
+    places = note_places(cap)
     for th in cap.threads:
         shown = 0
-        out.append('<div class="thread">')
+        tid = places.anchor(th)
+        out.append(f'<div class="thread" id="c{ci}-{tid}">' if tid else '<div class="thread">')
+        out.append(notes_html(places.at(th), anchor))
         for kind, item, depth in steps(th):
             shown += kind == "call"
-            body = _html_step(kind, item, ci, anchor, cap.path, shown <= MAX_SHOWN_CALLS)
+            body = _html_step(kind, item, ci, anchor, cap.path, shown <= MAX_SHOWN_CALLS, places)
             out.append(f'<div class="sub" style="margin-left:{depth * 24}px">{body}</div>' if depth else body)
         out += [f'<p class="muted">{_e(n)}</p>' for n in th.notes]
         out.append("</div>")
@@ -512,4 +549,5 @@ THREAD_CSS = """
 .thread .tp{margin:4px 0}.thread .tp pre{white-space:pre-wrap;margin:2px 0}.thread .tp .who{font-weight:600}
 .thread .tp.is-error .who{color:#c33}.thread .trun,.thread .taside{font-size:13px;margin:4px 0;color:var(--muted,#666)}
 .thread .trun.is-error{color:#c33}.thread details.tooldef{margin-left:12px}
+.thread .noted:target{background:var(--hl)}.thread .noted,.thread .tcall{scroll-margin-top:48px}
 """
