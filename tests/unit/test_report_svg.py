@@ -115,3 +115,10 @@ def test_from_the_thread_model_cache_tokens_cost_subagents_and_retries() -> None
     assert [(r.input, r.cache_read, r.cache_write, r.output, r.cost) for r in rows] == [(10, 900, 40, 7, 0.5)]
     out = S.waterfall(steps)
     assert "✕ failed: overloaded" in out and "↻ ⤷ call 3 http-3" in out
+
+
+def test_the_cost_the_client_reported_is_said_under_the_token_bars_as_its_figure_for_the_session() -> None:
+    page = render_html_string(build_report([str(ROOT / "captures" / "claude-code-2.1.197-tool-bash.jsonl")]))
+    assert "Cost the client reported: $0.1977 for session f3032032-8eb0-40e9-b941-1bac400f72c3" in page
+    codex = render_html_string(build_report([str(ROOT / "captures" / "codex-0.169.0-ws-tool.jsonl")]))
+    assert "Tokens per LLM call" in codex and "Cost the client reported" not in codex  # Codex prints no cost

@@ -201,9 +201,24 @@ def _pictures(cap: CaptureReport, ci: int) -> str:
     parts = [f'<section id="c{ci}-pictures" class="pictures"><h3>Waterfall</h3>']
     parts.append(fall or '<p class="muted">No LLM call or tool execution on the wire to draw.</p>')
     if bars:
-        parts.append(f"<h3>Tokens per LLM call</h3>{bars}")
+        parts.append(f"<h3>Tokens per LLM call</h3>{bars}{_reported_cost(cap)}")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _reported_cost(cap: CaptureReport) -> str:
+    """What the client itself says the session cost (Claude Code's result line), when the wire does
+    not price the calls: said as the client's figure for the whole session, never spread over calls."""
+    if any(getattr(c, "cost_usd", None) is not None for c in cap.calls or ()):
+        return ""
+    costs = [(str(s.get("session") or s.get("ch")), s["total_cost"]) for s in cap.sessions or ()
+             if isinstance(s.get("total_cost"), (int, float))]
+    if not costs:
+        return ""
+    said = "; ".join(f"${cost:.4f} for session {name}" for name, cost in costs[:5])
+    more = f" (and {len(costs) - 5} more sessions)" if len(costs) > 5 else ""
+    return (f'<p class="muted">Cost the client reported: {_e(said)}{more}; the wire does not price each '
+            "call.</p>")
 
 
 class _Anchor:
