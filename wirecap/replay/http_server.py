@@ -49,6 +49,7 @@ DROP_HEADERS = frozenset({
     "content-length", "content-encoding", "proxy-authenticate",
 })
 MAX_HEAD = 256 * 1024  # a request head longer than this is answered 431
+LINGER = 2.0  # seconds an error answer waits for the client to stop sending before the close (_Conn.linger)
 READ_AHEAD = 256 * 1024  # bytes read from a client before it is held back (pause_reading)
 MISMATCH_STATUS = 400  # non-retryable for every client (5xx, 408, 409, 429 are retried)
 EARLY = 0.0005
@@ -113,6 +114,27 @@ class _Conn(asyncio.Protocol):
             self._paused = False
             self.transport.resume_reading()
         return data
+
+    async def linger(self, seconds: float = LINGER) -> None:
+        """After an error answer sent before the request was read whole: stop writing (FIN) and throw
+        away what the client still sends, until it closes or `seconds` pass. Closing with unread bytes
+        makes the kernel reset the connection, and a client still sending loses the answer under the
+        reset (HTTP servers' "lingering close")."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if transport.can_write_eof():
+            transport.write_eof()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while not self._eof and (left := end - loop.time()) > 0:
+            self._take()
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), left)
+            except TimeoutError:
+                break
+        self._take()
 
     async def next_event(self) -> Any:
         """h11's next event, reading as much as it needs (b"" to h11 at EOF: it then says
@@ -328,6 +350,7 @@ class ReplayServer:
         text = f"request head larger than {MAX_HEAD // 1024} KiB" if status == 431 else str(e)
         try:
             await c.send(*_plain(status, self.redactor.text(text)))
+            await c.linger()
         except (_Closed, ConnectionError, h11.LocalProtocolError):
             pass
 
