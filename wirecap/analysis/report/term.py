@@ -23,13 +23,16 @@ def _cut(v: Any, n: int) -> str:
     return s if len(s) <= n else s[: max(1, n - 1)] + "…"
 
 
-def fit_table(headers: list[str], rows: list[list[Any]], width: int, wide: tuple[int, ...] = ()) -> str:
-    """A table no wider than `width` (`tables.fit_table`): the `wide` columns wrap, the other text columns
-    are cut, then left out from the right (never the first); numbers are never cut; empty columns say
-    nothing and are left out."""
+def fit_table(headers: list[str], rows: list[list[Any]], width: int, wide: tuple[int, ...] = (),
+              kept: tuple[int, ...] = ()) -> str:
+    """A table no wider than `width` (`tables.fit_table`): the `wide` columns wrap; the `kept` ones are
+    never left out but cut to one line (a channel's URL or argv: its start says what it is, and a path
+    wrapped mid-word reads badly); the other text columns are cut, then left out from the right (never
+    the first); numbers are never cut; empty columns say nothing and are left out."""
     if not rows:
         return "(none)"
-    cols = [Col(h, 0, "wrap", 12) if i in wide or i == 0 else Col(h, 1, "cut", 6) for i, h in enumerate(headers)]
+    cols = [Col(h, 0, "cut", 16) if i in kept else Col(h, 0, "wrap", 12) if i in wide or i == 0
+            else Col(h, 1, "cut", 6) for i, h in enumerate(headers)]
     return tables.fit_table(cols, rows, width, drop_empty=True)
 
 
@@ -61,7 +64,7 @@ def _capture(cap: CaptureReport, width: int, side: str = "") -> list[str]:
     out = [f"== {side}{cap.name} ==", ""]
     out.append(tabulate([[k, _cut(v, max(20, width - 28))] for k, v in cap.summary_rows()], tablefmt="plain",
                         disable_numparse=True))
-    out += ["", "-- channels --", fit_table(common.CHANNEL_HEADERS, common.channel_rows(cap), width, wide=(2, 9, 10))]
+    out += ["", "-- channels --", fit_table(common.CHANNEL_HEADERS, common.channel_rows(cap), width, wide=(9, 10), kept=(2,))]
     out += ["", "-- sessions --"]
     out.append(fit_table(common.SESSION_HEADERS, common.session_rows(cap), width, wide=(0, 6)) if cap.sessions is not None
                else cap.sessions_note)
