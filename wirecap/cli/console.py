@@ -18,9 +18,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    import subprocess
 
 WHENS = ("auto", "always", "never")
 
@@ -114,15 +117,7 @@ def paging(pager: bool = True) -> Iterator[IO[bytes]]:
     a terminal and paging is wanted (`less -F` quits at once when it fits one screen), else stdout's
     bytes. The reader quitting the pager early ends the output quietly."""
     command = pager_command() if pager and SETTINGS.pager and _isatty(sys.stdout) else None
-    proc = None
-    if command is not None:
-        import subprocess
-
-        env = dict(os.environ)
-        env.setdefault("LESS", "FRX")
-        env.setdefault("LV", "-c")
-        with contextlib.suppress(OSError):
-            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)  # noqa: S602 - $PAGER is a command line
+    proc = _start_pager(command) if command is not None else None
     if proc is None or proc.stdin is None:
         yield sys.stdout.buffer
         return
@@ -133,22 +128,34 @@ def paging(pager: bool = True) -> Iterator[IO[bytes]]:
     finally:
         with contextlib.suppress(OSError):
             proc.stdin.close()
-        try:
-            proc.wait()
-        except KeyboardInterrupt:
-            proc.wait()
+        _wait(proc)
 
 
-def _page(command: str, text: str) -> bool:
-    """Run the pager on `text`; False when it cannot be started (the caller prints instead)."""
+def _start_pager(command: str) -> subprocess.Popen[bytes] | None:
+    """The pager started with its input a pipe, or None when it cannot be."""
     import subprocess  # (only when paging: 5+ ms to import)
 
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # quit if one screen, raw colors, no screen clearing (git's defaults)
     env.setdefault("LV", "-c")
     try:
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)  # noqa: S602 - $PAGER is a command line
+        return subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)  # noqa: S602 - $PAGER is a command line
     except OSError:
+        return None
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> None:
+    """Wait for the pager to end (an interrupt while the reader pages: still wait, the pager has the terminal)."""
+    try:
+        proc.wait()
+    except KeyboardInterrupt:
+        proc.wait()
+
+
+def _page(command: str, text: str) -> bool:
+    """Run the pager on `text`; False when it cannot be started (the caller prints instead)."""
+    proc = _start_pager(command)
+    if proc is None:
         return False
     assert proc.stdin is not None
     try:
@@ -156,10 +163,7 @@ def _page(command: str, text: str) -> bool:
         proc.stdin.close()
     except (BrokenPipeError, OSError):  # the reader quit the pager early: fine
         pass
-    try:
-        proc.wait()
-    except KeyboardInterrupt:
-        proc.wait()
+    _wait(proc)
     return proc.returncode != 127  # 127: the shell did not find the pager
 
 
