@@ -197,9 +197,6 @@ CALL_COLUMNS = [Col("capture", fold="tail", floor=16), Col("ch"), Col("call"), C
 FINDING_COLUMNS = [Col("severity"), Col("rule", floor=10), Col("seq", 1), Col("ch", 1), Col("message", fold="words", floor=20)]
 NOTE_COLUMNS = [Col("id", floor=8), Col("points at", floor=9), Col("tag", 1, floor=8), Col("text", floor=20),
                 Col("author", 1, "cut", floor=8), Col("time (UTC)", 2, floor=10)]  # `notes.NOTE_HEADERS`
-STATS_HEADERS = [c.header for c in STATS_COLUMNS]
-CALL_HEADERS = [c.header for c in CALL_COLUMNS]
-FINDING_HEADERS = [c.header for c in FINDING_COLUMNS]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SEVERITY_COLORS = {"error": "\x1b[1;31m", "warning": "\x1b[33m"}
 
