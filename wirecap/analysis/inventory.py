@@ -270,14 +270,14 @@ def _channel_table(inv: Inventory, width: int | None) -> str:
     return fit_table(CHANNEL_COLUMNS, rows, width)
 
 
-def _wrapped(lines: list[str], width: int | None) -> list[str]:
-    """`name       value` lines wrapped to `width` under their value (None: as they are)."""
+def _wrapped(lines: list[str], width: int | None, indent: int) -> list[str]:
+    """Lines wrapped to `width`, their next lines indented by `indent` (None: as they are)."""
     if width is None:
         return lines
     out = []
     for line in lines:
         # a path is broken only when it is longer than a whole line (never at its hyphens)
-        out += textwrap.wrap(line, max(width, 30), subsequent_indent=" " * 11, break_on_hyphens=False) or [""]
+        out += textwrap.wrap(line, max(width, 30), subsequent_indent=" " * indent, break_on_hyphens=False) or [""]
     return out
 
 
@@ -300,7 +300,7 @@ def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list
         f"duration {_fmt_duration(inv.to_json()['duration'])}"
     )
     lines.append(f"status     {status}")
-    lines = _wrapped(lines, width)
+    lines = _wrapped(lines, width, 11)  # (`name       value`: under the value)
     if inv.channels:
         lines += ["", _channel_table(inv, width)]
     tail: list[str] = []
@@ -312,10 +312,7 @@ def info_text(path: str, inv: Inventory, interrupted: str | None, problems: list
     tail += _listed("reader problems", problems)
     if len(problems) > 20:
         tail.append(f"  ... and {len(problems) - 20} more")
-    if width is not None:
-        tail = [w for line in tail for w in (textwrap.wrap(line, max(width, 30), subsequent_indent="    ",
-                                                           break_on_hyphens=False) or [""])]
-    return "\n".join(lines + tail)
+    return "\n".join(lines + _wrapped(tail, width, 4))
 
 
 def _short(text: str, width: int = 60) -> str:
