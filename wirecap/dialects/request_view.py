@@ -95,9 +95,6 @@ class RequestView:
     continues: str | None = None  # the previous response's id
 
 
-RequestViewFn = Callable[[Any], "RequestView | None"]
-
-
 def as_json_text(value: Any) -> str:
     """A value as text: a string itself, else its JSON."""
     if isinstance(value, str):

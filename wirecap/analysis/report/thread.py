@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -352,7 +352,6 @@ class _Request:
     earlier: int = 0
     new: list[Message] = field(default_factory=list)
     new_omitted: int = 0
-    root_prompt: int | None = None
 
 
 def _tool_shown(t: rv.ToolDef) -> ToolDefShown:
@@ -386,7 +385,7 @@ class ThreadSink:
         self._next_lineage = 0
 
     # --- routing ---
-    def _route(self, ch: Any) -> tuple[Unit, Any] | None | bool:
+    def _route(self, ch: Any) -> tuple[Unit, Any] | None | Literal[False]:
         """(unit, request_view) of a channel's network LLM unit, None when it is not one, False while its
         dialect is not decided."""
         try:
@@ -415,7 +414,7 @@ class ThreadSink:
                 if len(waiting) < PENDING_PER_CHANNEL:
                     waiting.append(rec)
             return
-        if route is None or route is True:
+        if route is None:
             return
         unit, view_fn = route
         if self._pending and ch in self._pending:
@@ -501,7 +500,7 @@ class ThreadSink:
         self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
             sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
         if req.earlier == 0 and not view.continues:
-            req.root_prompt = lin.root_prompt = _last_user_text(view.messages)
+            lin.root_prompt = _last_user_text(view.messages)
 
     def _keep_system_and_tools(self, req: _Request, view: rv.RequestView, lin: _Lineage, seq: int) -> None:
         """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
