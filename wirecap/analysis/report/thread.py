@@ -617,7 +617,11 @@ def _entry_part(e: Any) -> Part:
 
 
 def _add_seqs(p: Part, e: Any) -> None:
-    seqs = _entry_seqs(e)
+    _join_seqs(p, _entry_seqs(e))
+
+
+def _join_seqs(p: Part, seqs: tuple[int, ...]) -> None:
+    """`seqs` (another place the part was seen) added to the part's, their first to its places."""
     p.seqs = tuple(dict.fromkeys(p.seqs + seqs))
     if seqs and seqs[0] not in p.at:
         p.at = p.at + seqs[:1]
@@ -761,8 +765,7 @@ class _Merge:
             if got is not None:
                 run.t_end, run.is_error, run.seqs = got
                 for p in parts:  # the result the model got is also where the client printed it
-                    p.seqs = tuple(dict.fromkeys(p.seqs + got[2]))
-                    p.at = p.at + got[2][:1] if got[2] and got[2][0] not in p.at else p.at
+                    _join_seqs(p, got[2])
             elif back is not None:
                 run.t_end = back.t_sent
             if issuer.t_last is not None and (run.t_end is None or issuer.t_last <= run.t_end):
