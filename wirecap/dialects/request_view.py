@@ -138,10 +138,6 @@ def tool_defs(tools: Any, read: Callable[[dict[str, Any]], ToolDef | None]) -> l
     return out
 
 
-def str_or_none(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 def obj(d: Any, key: str) -> dict[str, Any]:
     """d[key] when d is a dict and that is a dict, else {}."""
     v = d.get(key) if isinstance(d, dict) else None
