@@ -29,6 +29,7 @@ from wirecap.dialects.http_base import (
     response_bodies,
     sse_names,
 )
+from wirecap.dialects.openai_chat_sse import chat_tool
 from wirecap.events import (
     ERROR,
     ITEM_COMPLETED,
@@ -365,8 +366,6 @@ def request_view(body: Any) -> rv.RequestView | None:
     what is new since that response."""
     if not isinstance(body, dict) or body.get("type", "response.create") != "response.create" or "input" not in body:
         return None
-    from wirecap.dialects.openai_chat_sse import chat_tool
-
     previous = str_or_none(body.get("previous_response_id"))
     system = [body["instructions"]] if isinstance(body.get("instructions"), str) and body["instructions"] else []
     inp = body.get("input")
