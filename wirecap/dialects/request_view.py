@@ -119,9 +119,9 @@ def text_of_content(content: Any) -> str:
 
 def media_part(block: dict[str, Any]) -> ViewPart:
     """An image or a document block: what it is, never its bytes."""
-    src = block.get("source") if isinstance(block.get("source"), dict) else {}
-    data = src.get("data") if isinstance(src, dict) else None
-    what = " ".join(str(x) for x in (block.get("type"), src.get("media_type") if isinstance(src, dict) else None) if x)
+    src = obj(block, "source")
+    data = src.get("data")
+    what = " ".join(str(x) for x in (block.get("type"), src.get("media_type")) if x)
     size = f" ({len(data)} bytes of base64)" if isinstance(data, str) else ""
     return ViewPart(IMAGE, f"[{what}{size}]")
 
