@@ -606,18 +606,14 @@ _PART_OF_ENTRY = {"assistant": rv.TEXT, "reasoning": rv.THINKING, "tool_call": r
                   "tool_result": rv.TOOL_RESULT, "error": "error"}
 
 
-def _entry_seqs(e: Any) -> tuple[int, ...]:
-    return tuple(e.seqs) if e.seqs else ((e.seq,) if e.seq is not None else ())
-
-
 def _entry_part(e: Any) -> Part:
     text = e.arguments() if e.kind == "tool_call" else e.text
-    seqs = _entry_seqs(e)
+    seqs = e.records()
     return Part(_PART_OF_ENTRY[e.kind], text, len(text), e.name, e.call_id, e.is_error, seqs, seqs[:1])
 
 
 def _add_seqs(p: Part, e: Any) -> None:
-    _join_seqs(p, _entry_seqs(e))
+    _join_seqs(p, e.records())
 
 
 def _join_seqs(p: Part, seqs: tuple[int, ...]) -> None:
@@ -682,7 +678,7 @@ class _Merge:
             self.issued_t[e.call_id] = e.t
             self.inputs[e.call_id] = e.input
         elif e.kind == "tool_result" and e.call_id:
-            self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.results.setdefault(e.call_id, (e.t, e.is_error, e.records()))
             self.call_parts.setdefault((rv.TOOL_RESULT, e.call_id), part)
         return True
 
@@ -714,7 +710,7 @@ class _Merge:
                 _add_seqs(prompt, e)
                 return
         elif e.kind == "tool_result" and e.call_id:
-            self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.results.setdefault(e.call_id, (e.t, e.is_error, e.records()))
             within = self.call_parts.get((rv.TOOL_RESULT, e.call_id))
             if within is not None:  # the client's result within a call (Codebuff): one part, both places
                 _add_seqs(within, e)
