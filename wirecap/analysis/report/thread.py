@@ -27,8 +27,10 @@ times and tokens are kept.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import orjson
@@ -633,6 +635,12 @@ class _Merge:
         self.by_ch: dict[str, list[ThreadCall]] = {}
         for c in thread.calls:
             self.by_ch.setdefault(c.ch, []).append(c)
+        # a channel's request seqs, when in order (they are, but for calls sent at the same instant)
+        self.seqs_of: dict[str, list[int]] = {}
+        for ch, cs in self.by_ch.items():
+            seqs = [c.seq for c in cs]
+            if all(a <= b for a, b in pairwise(seqs)):
+                self.seqs_of[ch] = seqs
         # (kind, text) -> (sent at, reply part) of the replies not yet seen on stdout
         self.replies: dict[tuple[str, str], list[tuple[float, Part]]] = {}
         self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> a reply's tool call / tool result
@@ -645,11 +653,16 @@ class _Merge:
                          if p.kind == rv.TOOL_RESULT and p.call_id}  # tool results some request carried back
 
     def _call_at(self, ch: str, seq: int | None) -> ThreadCall | None:
-        found = None
-        for c in self.by_ch.get(ch, ()):
-            if seq is not None and c.seq <= seq:
-                found = c
-        return found
+        """The channel's call that holds record `seq`: the last one (as sent) whose request is at or before
+        it (by bisection: this runs per entry, and a WebSocket carries thousands of calls)."""
+        calls = self.by_ch.get(ch)
+        if not calls or seq is None:
+            return None
+        seqs = self.seqs_of.get(ch)
+        if seqs is None:
+            return next((c for c in reversed(calls) if c.seq <= seq), None)
+        i = bisect_right(seqs, seq)
+        return calls[i - 1] if i else None
 
     def on_call_channel(self, e: Any) -> bool:
         """An entry of a call's channel: a reply part, or (at the request's own seq) the request's."""
