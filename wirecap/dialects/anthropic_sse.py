@@ -14,7 +14,7 @@ from typing import Any
 from wirecap.dialects import anthropic_stream as st
 from wirecap.dialects import request_view as rv
 from wirecap.dialects.anthropic_stream import BLOCK_ITEM, AnthropicStream, usage_fields
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, str_or_none
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
@@ -183,10 +183,10 @@ def _anthropic_block(b: Any) -> rv.ViewPart:
     if kind in ("thinking", "redacted_thinking"):
         return rv.ViewPart(rv.THINKING, rv.as_json_text(b.get("thinking", "[redacted thinking]")))
     if kind in ("tool_use", "server_tool_use"):
-        return rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(b.get("input")), name=rv.str_or_none(b.get("name")),
-                           call_id=rv.str_or_none(b.get("id")))
+        return rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(b.get("input")), name=str_or_none(b.get("name")),
+                           call_id=str_or_none(b.get("id")))
     if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
-        return rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(b.get("content")), call_id=rv.str_or_none(
+        return rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(b.get("content")), call_id=str_or_none(
             b.get("tool_use_id")), is_error=b.get("is_error") is True)
     if kind in ("image", "document"):
         return rv.media_part(b)
@@ -210,7 +210,7 @@ def request_view(body: Any) -> rv.RequestView | None:
     texts = [system] if isinstance(system, str) else [
         rv.as_json_text(b.get("text")) if isinstance(b, dict) else rv.as_json_text(b) for b in system or ()
     ] if isinstance(system, list) else []
-    return rv.RequestView(rv.str_or_none(body.get("model")), texts, rv.tool_defs(body.get("tools"), _anthropic_tool),
+    return rv.RequestView(str_or_none(body.get("model")), texts, rv.tool_defs(body.get("tools"), _anthropic_tool),
                           rv.LazyMessages(body["messages"], _anthropic_message))
 
 

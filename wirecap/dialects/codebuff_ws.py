@@ -591,11 +591,11 @@ def _cb_block(b: Any) -> rv.ViewPart:
         return rv.ViewPart(rv.TEXT, rv.as_json_text(b.get("text")))
     if kind in ("tool-call", "tool_use", "tool_call"):
         return rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(b.get("input", b.get("args"))),
-                           name=rv.str_or_none(b.get("toolName", b.get("name"))),
-                           call_id=rv.str_or_none(b.get("toolCallId", b.get("id"))))
+                           name=str_or_none(b.get("toolName", b.get("name"))),
+                           call_id=str_or_none(b.get("toolCallId", b.get("id"))))
     if kind in ("tool-result", "tool_result"):
         return rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(b.get("output", b.get("content"))),
-                           call_id=rv.str_or_none(b.get("toolCallId", b.get("tool_use_id"))))
+                           call_id=str_or_none(b.get("toolCallId", b.get("tool_use_id"))))
     if kind in ("image", "file"):
         return rv.ViewPart(rv.IMAGE, f"[{kind}]")
     return rv.ViewPart(rv.OTHER, rv.as_json_text(b))

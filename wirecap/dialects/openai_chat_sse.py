@@ -12,7 +12,7 @@ from typing import Any
 
 from wirecap.dialects import request_view as rv
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import Dialect, as_dict, num
+from wirecap.dialects.base import Dialect, as_dict, num, str_or_none
 from wirecap.dialects.http_base import HttpDecoder, http_path, parse_args, response_bodies, sse_names
 from wirecap.events import (
     ITEM_COMPLETED,
@@ -234,7 +234,7 @@ def _chat_message(m: Any) -> rv.ViewMessage:
     role = str(m.get("role"))
     if role == "tool":
         return rv.ViewMessage(role, [rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(m.get("content")),
-                                                 call_id=rv.str_or_none(m.get("tool_call_id")))])
+                                                 call_id=str_or_none(m.get("tool_call_id")))])
     parts = []
     reasoning = m.get("reasoning_content") or m.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
@@ -242,8 +242,8 @@ def _chat_message(m: Any) -> rv.ViewMessage:
     parts += _chat_content(m.get("content"))
     for c in rv.arr(m, "tool_calls"):
         fn = rv.obj(c, "function")
-        parts.append(rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(fn.get("arguments")), name=rv.str_or_none(fn.get("name")),
-                                 call_id=rv.str_or_none(c.get("id")) if isinstance(c, dict) else None))
+        parts.append(rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(fn.get("arguments")), name=str_or_none(fn.get("name")),
+                                 call_id=str_or_none(c.get("id")) if isinstance(c, dict) else None))
     return rv.ViewMessage(role, parts)
 
 
@@ -268,7 +268,7 @@ def request_view(body: Any) -> rv.RequestView | None:
     while lead < len(raw) and isinstance(raw[lead], dict) and raw[lead].get("role") in ("system", "developer"):
         lead += 1
     system = [rv.text_of_content(m.get("content")) for m in raw[:lead]]
-    return rv.RequestView(rv.str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
+    return rv.RequestView(str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
                           rv.LazyMessages(raw[lead:], _chat_message))
 
 

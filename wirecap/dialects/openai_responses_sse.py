@@ -20,7 +20,7 @@ from typing import Any
 
 from wirecap.dialects import request_view as rv
 from wirecap.dialects.anthropic_sse import RULES
-from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, num, text_of
+from wirecap.dialects.base import ERROR_SEV, WARNING, Dialect, as_dict, num, str_or_none, text_of
 from wirecap.dialects.http_base import (
     HttpDecoder,
     http_path,
@@ -29,6 +29,7 @@ from wirecap.dialects.http_base import (
     response_bodies,
     sse_names,
 )
+from wirecap.dialects.openai_chat_sse import chat_tool
 from wirecap.events import (
     ERROR,
     ITEM_COMPLETED,
@@ -342,11 +343,11 @@ def _responses_item(it: Any) -> rv.ViewMessage:
     if kind == "message":
         return rv.ViewMessage(str(it.get("role")), [rv.ViewPart(rv.TEXT, rv.text_of_content([b]))
                                                     for b in as_list(it.get("content"))])
-    call_id = rv.str_or_none(it.get("call_id"))
+    call_id = str_or_none(it.get("call_id"))
     if kind in _CALL_ITEMS:
         args = it.get("arguments", it.get("input", it.get("action")))
         return rv.ViewMessage("assistant", [rv.ViewPart(rv.TOOL_CALL, rv.as_json_text(args),
-                                                        name=rv.str_or_none(it.get("name")) or str(kind), call_id=call_id)])
+                                                        name=str_or_none(it.get("name")) or str(kind), call_id=call_id)])
     if isinstance(kind, str) and kind.endswith("_output"):
         return rv.ViewMessage("tool", [rv.ViewPart(rv.TOOL_RESULT, rv.text_of_content(it.get("output")), call_id=call_id)])
     if kind == "reasoning":
@@ -365,9 +366,7 @@ def request_view(body: Any) -> rv.RequestView | None:
     what is new since that response."""
     if not isinstance(body, dict) or body.get("type", "response.create") != "response.create" or "input" not in body:
         return None
-    from wirecap.dialects.openai_chat_sse import chat_tool
-
-    previous = rv.str_or_none(body.get("previous_response_id"))
+    previous = str_or_none(body.get("previous_response_id"))
     system = [body["instructions"]] if isinstance(body.get("instructions"), str) and body["instructions"] else []
     inp = body.get("input")
     raw = inp if isinstance(inp, list) else [{"role": "user", "content": inp}]
@@ -376,7 +375,7 @@ def request_view(body: Any) -> rv.RequestView | None:
             raw[lead].get("type", "message") == "message" and raw[lead].get("role") in ("developer", "system"):
         system.append("\n".join(p.text for p in _responses_item(raw[lead]).parts))
         lead += 1
-    return rv.RequestView(rv.str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
+    return rv.RequestView(str_or_none(body.get("model")), system, rv.tool_defs(body.get("tools"), chat_tool),
                           rv.LazyMessages(raw[lead:], _responses_item), continues=previous)
 
 

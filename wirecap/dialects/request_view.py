@@ -95,9 +95,6 @@ class RequestView:
     continues: str | None = None  # the previous response's id
 
 
-RequestViewFn = Callable[[Any], "RequestView | None"]
-
-
 def as_json_text(value: Any) -> str:
     """A value as text: a string itself, else its JSON."""
     if isinstance(value, str):
@@ -122,9 +119,9 @@ def text_of_content(content: Any) -> str:
 
 def media_part(block: dict[str, Any]) -> ViewPart:
     """An image or a document block: what it is, never its bytes."""
-    src = block.get("source") if isinstance(block.get("source"), dict) else {}
-    data = src.get("data") if isinstance(src, dict) else None
-    what = " ".join(str(x) for x in (block.get("type"), src.get("media_type") if isinstance(src, dict) else None) if x)
+    src = obj(block, "source")
+    data = src.get("data")
+    what = " ".join(str(x) for x in (block.get("type"), src.get("media_type")) if x)
     size = f" ({len(data)} bytes of base64)" if isinstance(data, str) else ""
     return ViewPart(IMAGE, f"[{what}{size}]")
 
@@ -139,10 +136,6 @@ def tool_defs(tools: Any, read: Callable[[dict[str, Any]], ToolDef | None]) -> l
         out.append(d if d is not None else ToolDef(str(t.get("type") if isinstance(t, dict) else "?"),
                                                    schema=as_json_text(t)))
     return out
-
-
-def str_or_none(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
 
 
 def obj(d: Any, key: str) -> dict[str, Any]:

@@ -115,6 +115,10 @@ class ConvEntry:
     seqs: tuple[int, ...] = ()  # every record an item entry came from (notes attach by them); () for the others
     parent: str | None = None  # a subagent's entry: the tool call that started it (`parent_tool_use_id`)
 
+    def records(self) -> tuple[int, ...]:
+        """Every record the entry came from: its `seqs`, else its `seq` (() when it has neither)."""
+        return tuple(self.seqs) if self.seqs else ((self.seq,) if self.seq is not None else ())
+
     def arguments(self, *, indent: bool = False) -> str:
         """What a tool call was given, as text: the streamed arguments, else its input as JSON
         (indented by 2 with `indent`), else ""."""

@@ -27,9 +27,11 @@ times and tokens are kept.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import pairwise
+from typing import Any, Literal
 
 import orjson
 
@@ -352,7 +354,6 @@ class _Request:
     earlier: int = 0
     new: list[Message] = field(default_factory=list)
     new_omitted: int = 0
-    root_prompt: int | None = None
 
 
 def _tool_shown(t: rv.ToolDef) -> ToolDefShown:
@@ -386,7 +387,7 @@ class ThreadSink:
         self._next_lineage = 0
 
     # --- routing ---
-    def _route(self, ch: Any) -> tuple[Unit, Any] | None | bool:
+    def _route(self, ch: Any) -> tuple[Unit, Any] | None | Literal[False]:
         """(unit, request_view) of a channel's network LLM unit, None when it is not one, False while its
         dialect is not decided."""
         try:
@@ -415,7 +416,7 @@ class ThreadSink:
                 if len(waiting) < PENDING_PER_CHANNEL:
                     waiting.append(rec)
             return
-        if route is None or route is True:
+        if route is None:
             return
         unit, view_fn = route
         if self._pending and ch in self._pending:
@@ -501,7 +502,7 @@ class ThreadSink:
         self.kept_text += sum(len(p.text) for m in req.new for p in m.parts) + \
             sum(len(p.text) for p in req.system or ()) + sum(len(t.description) + len(t.schema) for t in req.tools or ())
         if req.earlier == 0 and not view.continues:
-            req.root_prompt = lin.root_prompt = _last_user_text(view.messages)
+            lin.root_prompt = _last_user_text(view.messages)
 
     def _keep_system_and_tools(self, req: _Request, view: rv.RequestView, lin: _Lineage, seq: int) -> None:
         """The system prompt and the tool definitions, or which earlier call of the conversation had them."""
@@ -607,18 +608,18 @@ _PART_OF_ENTRY = {"assistant": rv.TEXT, "reasoning": rv.THINKING, "tool_call": r
                   "tool_result": rv.TOOL_RESULT, "error": "error"}
 
 
-def _entry_seqs(e: Any) -> tuple[int, ...]:
-    return tuple(e.seqs) if e.seqs else ((e.seq,) if e.seq is not None else ())
-
-
 def _entry_part(e: Any) -> Part:
     text = e.arguments() if e.kind == "tool_call" else e.text
-    seqs = _entry_seqs(e)
+    seqs = e.records()
     return Part(_PART_OF_ENTRY[e.kind], text, len(text), e.name, e.call_id, e.is_error, seqs, seqs[:1])
 
 
 def _add_seqs(p: Part, e: Any) -> None:
-    seqs = _entry_seqs(e)
+    _join_seqs(p, e.records())
+
+
+def _join_seqs(p: Part, seqs: tuple[int, ...]) -> None:
+    """`seqs` (another place the part was seen) added to the part's, their first to its places."""
     p.seqs = tuple(dict.fromkeys(p.seqs + seqs))
     if seqs and seqs[0] not in p.at:
         p.at = p.at + seqs[:1]
@@ -634,6 +635,12 @@ class _Merge:
         self.by_ch: dict[str, list[ThreadCall]] = {}
         for c in thread.calls:
             self.by_ch.setdefault(c.ch, []).append(c)
+        # a channel's request seqs, when in order (they are, but for calls sent at the same instant)
+        self.seqs_of: dict[str, list[int]] = {}
+        for ch, cs in self.by_ch.items():
+            seqs = [c.seq for c in cs]
+            if all(a <= b for a, b in pairwise(seqs)):
+                self.seqs_of[ch] = seqs
         # (kind, text) -> (sent at, reply part) of the replies not yet seen on stdout
         self.replies: dict[tuple[str, str], list[tuple[float, Part]]] = {}
         self.call_parts: dict[tuple[str, str], Part] = {}  # (kind, call id) -> a reply's tool call / tool result
@@ -646,11 +653,16 @@ class _Merge:
                          if p.kind == rv.TOOL_RESULT and p.call_id}  # tool results some request carried back
 
     def _call_at(self, ch: str, seq: int | None) -> ThreadCall | None:
-        found = None
-        for c in self.by_ch.get(ch, ()):
-            if seq is not None and c.seq <= seq:
-                found = c
-        return found
+        """The channel's call that holds record `seq`: the last one (as sent) whose request is at or before
+        it (by bisection: this runs per entry, and a WebSocket carries thousands of calls)."""
+        calls = self.by_ch.get(ch)
+        if not calls or seq is None:
+            return None
+        seqs = self.seqs_of.get(ch)
+        if seqs is None:
+            return next((c for c in reversed(calls) if c.seq <= seq), None)
+        i = bisect_right(seqs, seq)
+        return calls[i - 1] if i else None
 
     def on_call_channel(self, e: Any) -> bool:
         """An entry of a call's channel: a reply part, or (at the request's own seq) the request's."""
@@ -679,7 +691,7 @@ class _Merge:
             self.issued_t[e.call_id] = e.t
             self.inputs[e.call_id] = e.input
         elif e.kind == "tool_result" and e.call_id:
-            self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.results.setdefault(e.call_id, (e.t, e.is_error, e.records()))
             self.call_parts.setdefault((rv.TOOL_RESULT, e.call_id), part)
         return True
 
@@ -711,7 +723,7 @@ class _Merge:
                 _add_seqs(prompt, e)
                 return
         elif e.kind == "tool_result" and e.call_id:
-            self.results.setdefault(e.call_id, (e.t, e.is_error, _entry_seqs(e)))
+            self.results.setdefault(e.call_id, (e.t, e.is_error, e.records()))
             within = self.call_parts.get((rv.TOOL_RESULT, e.call_id))
             if within is not None:  # the client's result within a call (Codebuff): one part, both places
                 _add_seqs(within, e)
@@ -762,8 +774,7 @@ class _Merge:
             if got is not None:
                 run.t_end, run.is_error, run.seqs = got
                 for p in parts:  # the result the model got is also where the client printed it
-                    p.seqs = tuple(dict.fromkeys(p.seqs + got[2]))
-                    p.at = p.at + got[2][:1] if got[2] and got[2][0] not in p.at else p.at
+                    _join_seqs(p, got[2])
             elif back is not None:
                 run.t_end = back.t_sent
             if issuer.t_last is not None and (run.t_end is None or issuer.t_last <= run.t_end):

@@ -110,7 +110,7 @@ def _seq_channels(cap: CaptureReport) -> dict[int, str]:
     out: dict[int, str] = {}
     for ch, entries in cap.conversation.items():
         for e in entries:
-            for s in e.seqs or ((e.seq,) if e.seq is not None else ()):
+            for s in e.records():
                 out[s] = ch
     for th in cap.threads:
         for c in th.calls:

@@ -223,11 +223,6 @@ def _all_parts(c: ThreadCall) -> Iterator[Part]:
     yield from c.reply
 
 
-def undecoded(cap: CaptureReport) -> list[str]:
-    """The channels no thread covers because nothing decoded them, each with why."""
-    return [f"{ch}: {why}" for ch, why in cap.conversation_notes.items()]
-
-
 def _no_thread(cap: CaptureReport) -> str:
     if cap.threads_note:
         return cap.threads_note
