@@ -11,7 +11,7 @@ import textwrap
 from html import escape
 from typing import Any
 
-from wirecap.analysis.diff.render import fmt_number
+from wirecap.analysis.diff.render import fmt_delta, fmt_number
 from wirecap.analysis.report.common import fmt_secs
 from wirecap.analysis.report.compare import Comparison, Divergence, FieldDiff, PairView, Ref, Row, StatRow
 
@@ -25,12 +25,6 @@ MAX_HEAD_FIELDS = 6  # field differences of the first divergence a terminal show
 def _cut(s: str, n: int) -> str:
     s = s.replace("\n", " ")
     return s if len(s) <= n else s[: max(1, n - 1)] + "…"
-
-
-def fmt_delta(v: Any) -> str:
-    if v is None:
-        return ""
-    return f"{v:+g}" if isinstance(v, (int, float)) else str(v)
 
 
 def fmt_ratio(r: StatRow) -> str:
