@@ -77,8 +77,6 @@ class Selection:
         self.head_left = int(budget * HEAD_SHARE)
         self.tail_budget = int(budget * TAIL_SHARE)
         self.linked_left = budget - self.head_left - self.tail_budget
-        self.kept = 0
-        self.cut_count = 0
         self.skipped = 0
         self.shown: Callable[[dict[str, Any], bytes], dict[str, Any]] | None = None
 
@@ -99,10 +97,7 @@ class Selection:
     def _keep(self, rec: dict[str, Any], line: bytes, limit: int) -> Kept:
         if self.shown is not None:
             rec = self.shown(rec, line)
-        kept = cut_record(rec, orjson.dumps(rec), limit, self.path)
-        self.kept += 1
-        self.cut_count += kept.cut
-        return kept
+        return cut_record(rec, orjson.dumps(rec), limit, self.path)
 
     def _after_head(self, records: Iterator[tuple[dict[str, Any], bytes]]) -> Iterator[Kept | Gap]:
         """Past the head: a window of the last records; a record leaving it is kept when linked (and

@@ -435,16 +435,14 @@ def _capture_meta(cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[d
     }
 
 
-def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]:
+def _embed_records(out: IO[str], report: Report, budget: int) -> None:
     """The records of every capture as data (within `budget` bytes in all: `embed.Selection`), with the
     script between the index and the bulk (spooled to temporary files: memory stays one chunk whatever the
-    captures' size). Returns each capture's selection (what was kept, cut and left out)."""
-    picks: list[Selection] = []
+    captures' size)."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         for ci, cap in enumerate(report.captures):
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
             pick = Selection(budget // len(report.captures), cap.path, linked=linked_seqs(cap))
-            picks.append(pick)
             records = _sized_records(cap)
             if records is None:
                 out.write("[]")
@@ -457,7 +455,6 @@ def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]
         out.write(f"<script>{JS}</script>\n")
         spool.seek(0)
         shutil.copyfileobj(spool, out, 1 << 20)
-    return picks
 
 
 def _sized_records(cap: CaptureReport) -> Iterator[tuple[dict[str, Any], bytes]] | None:
