@@ -32,7 +32,6 @@ from wirecap.analysis.diff.result import Change, DiffResult, PairDiff
 from wirecap.analysis.diff.stats_level import stats_rows
 from wirecap.analysis.normalize import MISSING
 
-SIDES = ("A", "B")
 CONTEXT = 3  # equal items shown next to a difference
 MAX_ROWS = 600  # rows of the aligned conversations (all pairs); past it, counted
 MAX_FIELDS = 40  # field differences listed per changed item
