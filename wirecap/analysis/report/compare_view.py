@@ -217,7 +217,7 @@ def _md_first(cmp: Comparison) -> list[str]:
         out += ["| path | A | B |", "|---|---|---|"]
         for f in d.fields:
             a, b = value_texts(f, 240)
-            out.append(f"| `{md_cell(f.path, code=True)}` | {_md_value(f, a, f.in_a)} | {_md_value(f, b, f.in_b)} |")
+            out.append(f"| `{md_cell(f.path, code=True)}` | {_md_value(a, f.in_a)} | {_md_value(b, f.in_b)} |")
         out.append("")
     return out
 
@@ -242,7 +242,7 @@ def value_texts(f: FieldDiff, width: int) -> tuple[str, str]:
     return window(a), window(b)
 
 
-def _md_value(f: FieldDiff, text: str, has: bool) -> str:
+def _md_value(text: str, has: bool) -> str:
     if not has:
         return "_(missing)_"
     return md_code(md_cell(text, code=True))
