@@ -47,9 +47,14 @@ class Gap:
     count: int
 
 
+def cat_command(path: str) -> str:
+    """`wirecap cat` on the capture read from `path` (standard input's is named CAP: it is gone)."""
+    return f"wirecap cat {path if path != '-' else 'CAP'}"
+
+
 def see_whole(path: str, seq: object) -> str:
     """The command that prints a record whole."""
-    return f"wirecap cat {path if path != '-' else 'CAP'} --seq {seq} --json"
+    return f"{cat_command(path)} --seq {seq} --json"
 
 
 def cut_record(rec: dict[str, Any], line: bytes, limit: int, path: str) -> Kept:
