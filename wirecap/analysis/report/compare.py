@@ -286,10 +286,8 @@ class _Builder:
     call of each side's thread an item belongs to."""
 
     def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact,
-                 calls: tuple[CallIndex, CallIndex] | None = None) -> None:
-        self.res = res
-        a, b = calls if calls is not None else (CallIndex(), CallIndex())
-        self.calls = {"A": a, "B": b}
+                 calls: tuple[CallIndex, CallIndex]) -> None:
+        self.calls = {"A": calls[0], "B": calls[1]}
         self.context = context
         self.rows_left = max_rows
         self.rows_omitted = 0
