@@ -78,9 +78,13 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
         fmt = "json"
     check_dialect(dialect)
     redactor = make_redactor(False, redact_keys, redact_patterns)
-    if fmt == "html" and output is None and captures[0] == "-":
-        raise WirecapError("--format html from standard input needs -o FILE")
-    if output is not None:  # before the work: a refusal should not come after a minute of it
+    # before the work: a refusal should not come after a minute of it
+    if fmt == "html" and output is None:  # (CAP.report.html, replaced without --force)
+        if captures[0] == "-":
+            raise WirecapError("--format html from standard input needs -o FILE")
+        output = default_html_path(captures[0])
+        refuse_output_over_input(output, captures)
+    elif output is not None:
         refuse_output_over_input(output, captures)
         refuse_overwrite(output, force)
     # (drawn from a timer, not a thread: report A B's diff builds B in a forked child only without threads)
@@ -96,7 +100,7 @@ def report(captures: tuple[str, ...], fmt: str, as_json: bool, output: str | Non
             _count_records(rep, progress)
         else:
             progress.stage(f"writing the {fmt} report")
-        shown = _render(rep, captures, fmt, output, width, redactor, max_chars)
+        shown = _render(rep, fmt, output, width, redactor, max_chars)
     # after the progress line is gone: it must not draw over the pager, nor end on the line printed
     if shown is not None:
         kind, text = shown
@@ -155,19 +159,17 @@ def _name_inputs_as_given(rep: Report, paths: list[str], given: list[str]) -> No
                     rep.diff["json"][side] = name
 
 
-def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None, width: int | None,
-            redactor: Redactor, max_chars: int = 65_536) -> tuple[str, str] | None:
-    """Write the report; what is left to print is returned: ("page", the report for a person: term, md),
-    ("plain", json, or the path of the file written)."""
+def _render(rep: Report, fmt: str, output: str | None, width: int | None, redactor: Redactor,
+            max_chars: int = 65_536) -> tuple[str, str] | None:
+    """Write the report (to `output`, checked already: html always has one); what is left to print is
+    returned: ("page", the report for a person: term, md), ("plain", json, or the path of the file written)."""
     if fmt == "html":
-        if output is None:
-            output = default_html_path(captures[0])
         from wirecap.analysis.report.html import render_html
 
+        assert output is not None
         if output == "-":
             render_html(rep, sys.stdout, redactor=redactor)
             return None
-        refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             render_html(rep, f, redactor=redactor)
         return "plain", output + "\n"
@@ -184,7 +186,6 @@ def _render(rep: Report, captures: tuple[str, ...], fmt: str, output: str | None
 
         text = render_json(rep, redactor=redactor)
     if output and output != "-":
-        refuse_output_over_input(output, captures)
         with replacing_file(output, "w") as f:
             f.write(text)
         return "plain", output + "\n"

@@ -194,14 +194,19 @@ def render_stats(result: DiffResult, color: bool = False, width: int | None = No
     for r in result.stats:
         mark = "*" if r["differs"] else ""
         ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else ""
-        delta = r["delta"]
-        dtxt = "" if delta is None else (f"{delta:+g}" if isinstance(delta, (int, float)) else str(delta))
-        table.append([mark + r["metric"], fmt_number(r["a"]), fmt_number(r["b"]), dtxt, ratio])
+        table.append([mark + r["metric"], fmt_number(r["a"]), fmt_number(r["b"]), fmt_delta(r["delta"]), ratio])
     cols = [Col("metric", floor=24), Col("A", floor=10), Col("B", floor=10), Col("delta", 1), Col("ratio", 2)]
     text = fit_table(cols, table, width)
     if color:
         text = "\n".join(_COLORS["~"] + line + _RESET if line.startswith("*") else line for line in text.split("\n"))
     return text
+
+
+def fmt_delta(v: Any) -> str:
+    """B - A as the stats tables print it: signed, empty for none."""
+    if v is None:
+        return ""
+    return f"{v:+g}" if isinstance(v, (int, float)) else str(v)
 
 
 def fmt_number(v: Any) -> str:

@@ -322,11 +322,9 @@ class NothingToCompare(WirecapError):
     message ends with how to compare them anyway with `wirecap diff` (a caller without --ch, such as
     `report`, says it its own way from `reason`)."""
 
-    HINT = "pick comparable channels with --ch A:B"
-
-    def __init__(self, reason: str, hint: str = HINT) -> None:
+    def __init__(self, reason: str) -> None:
         self.reason = reason
-        super().__init__(f"{reason}; nothing to compare ({hint})")
+        super().__init__(f"{reason}; nothing to compare (pick comparable channels with --ch A:B)")
 
 
 def _check_dialects(a: str, b: str, da: set[Any], db: set[Any]) -> None:

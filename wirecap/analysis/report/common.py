@@ -133,15 +133,6 @@ def capture_problems(cap: CaptureReport, *, interrupted: bool = True) -> list[st
     return problems
 
 
-def diff_table(diff: dict[str, Any]) -> tuple[list[str], list[list[Any]]] | None:
-    """The diff's row dicts as headers and rows (None when there are none)."""
-    rows = diff.get("rows") or []
-    if not (rows and isinstance(rows[0], dict)):
-        return None
-    headers = list(rows[0].keys())
-    return headers, [[r.get(h, "") for h in headers] for r in rows]
-
-
 def finding_where(f: dict[str, Any]) -> str:
     parts = []
     if f.get("seq") is not None:

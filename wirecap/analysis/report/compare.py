@@ -32,7 +32,6 @@ from wirecap.analysis.diff.result import Change, DiffResult, PairDiff
 from wirecap.analysis.diff.stats_level import stats_rows
 from wirecap.analysis.normalize import MISSING
 
-SIDES = ("A", "B")
 CONTEXT = 3  # equal items shown next to a difference
 MAX_ROWS = 600  # rows of the aligned conversations (all pairs); past it, counted
 MAX_FIELDS = 40  # field differences listed per changed item
@@ -287,10 +286,8 @@ class _Builder:
     call of each side's thread an item belongs to."""
 
     def __init__(self, res: DiffResult, context: int, max_rows: int, text: Redact, value: Redact,
-                 calls: tuple[CallIndex, CallIndex] | None = None) -> None:
-        self.res = res
-        a, b = calls if calls is not None else (CallIndex(), CallIndex())
-        self.calls = {"A": a, "B": b}
+                 calls: tuple[CallIndex, CallIndex]) -> None:
+        self.calls = {"A": calls[0], "B": calls[1]}
         self.context = context
         self.rows_left = max_rows
         self.rows_omitted = 0

@@ -11,7 +11,7 @@ import textwrap
 from html import escape
 from typing import Any
 
-from wirecap.analysis.diff.render import fmt_number
+from wirecap.analysis.diff.render import fmt_delta, fmt_number
 from wirecap.analysis.report.common import fmt_secs
 from wirecap.analysis.report.compare import Comparison, Divergence, FieldDiff, PairView, Ref, Row, StatRow
 
@@ -25,12 +25,6 @@ MAX_HEAD_FIELDS = 6  # field differences of the first divergence a terminal show
 def _cut(s: str, n: int) -> str:
     s = s.replace("\n", " ")
     return s if len(s) <= n else s[: max(1, n - 1)] + "…"
-
-
-def fmt_delta(v: Any) -> str:
-    if v is None:
-        return ""
-    return f"{v:+g}" if isinstance(v, (int, float)) else str(v)
 
 
 def fmt_ratio(r: StatRow) -> str:
@@ -223,7 +217,7 @@ def _md_first(cmp: Comparison) -> list[str]:
         out += ["| path | A | B |", "|---|---|---|"]
         for f in d.fields:
             a, b = value_texts(f, 240)
-            out.append(f"| `{md_cell(f.path, code=True)}` | {_md_value(f, a, f.in_a)} | {_md_value(f, b, f.in_b)} |")
+            out.append(f"| `{md_cell(f.path, code=True)}` | {_md_value(a, f.in_a)} | {_md_value(b, f.in_b)} |")
         out.append("")
     return out
 
@@ -248,7 +242,7 @@ def value_texts(f: FieldDiff, width: int) -> tuple[str, str]:
     return window(a), window(b)
 
 
-def _md_value(f: FieldDiff, text: str, has: bool) -> str:
+def _md_value(text: str, has: bool) -> str:
     if not has:
         return "_(missing)_"
     return md_code(md_cell(text, code=True))

@@ -47,9 +47,14 @@ class Gap:
     count: int
 
 
+def cat_command(path: str) -> str:
+    """`wirecap cat` on the capture read from `path` (standard input's is named CAP: it is gone)."""
+    return f"wirecap cat {path if path != '-' else 'CAP'}"
+
+
 def see_whole(path: str, seq: object) -> str:
     """The command that prints a record whole."""
-    return f"wirecap cat {path if path != '-' else 'CAP'} --seq {seq} --json"
+    return f"{cat_command(path)} --seq {seq} --json"
 
 
 def cut_record(rec: dict[str, Any], line: bytes, limit: int, path: str) -> Kept:
@@ -77,8 +82,6 @@ class Selection:
         self.head_left = int(budget * HEAD_SHARE)
         self.tail_budget = int(budget * TAIL_SHARE)
         self.linked_left = budget - self.head_left - self.tail_budget
-        self.kept = 0
-        self.cut_count = 0
         self.skipped = 0
         self.shown: Callable[[dict[str, Any], bytes], dict[str, Any]] | None = None
 
@@ -99,10 +102,7 @@ class Selection:
     def _keep(self, rec: dict[str, Any], line: bytes, limit: int) -> Kept:
         if self.shown is not None:
             rec = self.shown(rec, line)
-        kept = cut_record(rec, orjson.dumps(rec), limit, self.path)
-        self.kept += 1
-        self.cut_count += kept.cut
-        return kept
+        return cut_record(rec, orjson.dumps(rec), limit, self.path)
 
     def _after_head(self, records: Iterator[tuple[dict[str, Any], bytes]]) -> Iterator[Kept | Gap]:
         """Past the head: a window of the last records; a record leaving it is kept when linked (and

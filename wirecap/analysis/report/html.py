@@ -24,7 +24,7 @@ from typing import IO, Any
 import orjson
 
 from wirecap.analysis.report import common, compare_view, svg
-from wirecap.analysis.report.embed import Gap, Kept, Selection, see_whole
+from wirecap.analysis.report.embed import Gap, Kept, Selection, cat_command, see_whole
 from wirecap.analysis.report.model import (
     CaptureReport,
     ChannelActivity,
@@ -351,7 +351,7 @@ def _spool_capture_data(ci: int, picked: Iterable[Kept | Gap], spool: IO[str], i
         if isinstance(item, Gap):
             span = f"{item.first}-{item.last}" if item.last != item.first else str(item.first)
             text = (f"… {item.count:,} records not in this page (seq {span}); list them with "
-                    f"wirecap cat {path if path != '-' else 'CAP'} --seq {span}")
+                    f"{cat_command(path)} --seq {span}")
             buf.append(dumps({"gap": {"first": item.first, "last": item.last, "records": item.count}, "text": text}))
             entry = dumps([item.first, None, "", "gap", "", item.count, text])
         else:
@@ -427,7 +427,7 @@ def _capture_meta(cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[d
     return {
         "prefix": "" if ci == 0 else f"c{ci}-",
         "records": cap.records,
-        "cat": f"wirecap cat {cap.path if cap.path != '-' else 'CAP'}",
+        "cat": cat_command(cap.path),
         # Texts here were redacted when the model was built (rule names are ours, left alone).
         "findings": {str(s): [[f["severity"], f["rule"], f["message"]] for f in fs] for s, fs in findings_by_seq.items()},
         "notes": [[n.id, n.seq, n.seq_end if n.seq_end is not None else n.seq, n.ch, n.tag, n.text]
@@ -435,16 +435,14 @@ def _capture_meta(cap: CaptureReport, ci: int, findings_by_seq: dict[int, list[d
     }
 
 
-def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]:
+def _embed_records(out: IO[str], report: Report, budget: int) -> None:
     """The records of every capture as data (within `budget` bytes in all: `embed.Selection`), with the
     script between the index and the bulk (spooled to temporary files: memory stays one chunk whatever the
-    captures' size). Returns each capture's selection (what was kept, cut and left out)."""
-    picks: list[Selection] = []
+    captures' size)."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         for ci, cap in enumerate(report.captures):
             out.write(f'<script type="application/json" id="wc-index-{ci}">')
             pick = Selection(budget // len(report.captures), cap.path, linked=linked_seqs(cap))
-            picks.append(pick)
             records = _sized_records(cap)
             if records is None:
                 out.write("[]")
@@ -457,7 +455,6 @@ def _embed_records(out: IO[str], report: Report, budget: int) -> list[Selection]
         out.write(f"<script>{JS}</script>\n")
         spool.seek(0)
         shutil.copyfileobj(spool, out, 1 << 20)
-    return picks
 
 
 def _sized_records(cap: CaptureReport) -> Iterator[tuple[dict[str, Any], bytes]] | None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from wirecap.analysis.report.common import fmt_secs
+
 MAX_ROWS = 150
 ROW_H = 16
 LABEL_W = 230
@@ -31,14 +33,6 @@ GAP_SHARE = 0.03
 
 def _e(v: Any) -> str:
     return escape(str(v), quote=True)
-
-
-def _secs(s: float) -> str:
-    if s < 1:
-        return f"{s * 1000:.0f} ms"
-    if s < 120:
-        return f"{s:.2f} s"
-    return f"{int(s // 60)}m{s % 60:04.1f}s"
 
 
 @dataclass
@@ -92,9 +86,9 @@ def call_steps(calls: Iterable[Any]) -> list[Step]:
         label = f"call {c.n} {c.ch}" + (f" {model}" if model else "")
         bits = [f"{c.transport}", f"outcome {c.outcome}" + (f": {c.reason}" if getattr(c, "reason", None) else "")]
         if c.first_output_t is not None:
-            bits.append(f"first token after {_secs(max(0.0, c.first_output_t - c.t))}")
+            bits.append(f"first token after {fmt_secs(max(0.0, c.first_output_t - c.t))}")
         if c.end_t is not None:
-            bits.append(f"took {_secs(max(0.0, c.end_t - c.t))}")
+            bits.append(f"took {fmt_secs(max(0.0, c.end_t - c.t))}")
         if getattr(c, "prewarm", False):
             bits.append("prewarm")
         out.append(Step("call", label, c.t, c.end_t, c.first_output_t, c.outcome, retry=last_failed,
@@ -121,7 +115,7 @@ def tool_steps(entries: Iterable[Any]) -> list[Step]:
         res = done.get(cid)
         end = res.t if res is not None else None
         outcome = "open" if res is None else ("failed" if res.is_error else "completed")
-        detail = f"tool {call.name or '?'} ({cid})" + (f"; result after {_secs(max(0.0, end - call.t))}"
+        detail = f"tool {call.name or '?'} ({cid})" + (f"; result after {fmt_secs(max(0.0, end - call.t))}"
                                                          if end is not None else "; no result in the capture")
         out.append(Step("tool", f"tool {call.name or '?'}", call.t, end, None, outcome, detail=detail, seq=call.seq))
     return out
@@ -130,9 +124,9 @@ def tool_steps(entries: Iterable[Any]) -> list[Step]:
 def _thread_call_detail(c: Any) -> str:
     bits = [f"{c.transport}, {c.dialect}", f"outcome {c.outcome}" + (f": {c.error}" if c.error else "")]
     if c.ttft is not None:
-        bits.append(f"first token after {_secs(c.ttft)}")
+        bits.append(f"first token after {fmt_secs(c.ttft)}")
     if c.duration is not None:
-        bits.append(f"took {_secs(c.duration)}")
+        bits.append(f"took {fmt_secs(c.duration)}")
     if c.stop_reason:
         bits.append(f"stop: {c.stop_reason}")
     if c.parent is not None:
@@ -145,7 +139,7 @@ def _thread_call_detail(c: Any) -> str:
 def _tool_run_step(r: Any) -> Step:
     outcome = "open" if r.t_end is None else ("failed" if r.is_error else "completed")
     where = f"; issued by call {r.issued_by}" if r.issued_by else ""
-    took = f"; result after {_secs(max(0.0, r.t_end - r.t_start))}" if r.t_end is not None else "; no result in the capture"
+    took = f"; result after {fmt_secs(max(0.0, r.t_end - r.t_start))}" if r.t_end is not None else "; no result in the capture"
     return Step("tool", f"tool {r.name or '?'}", r.t_start, r.t_end, None, outcome,
                 detail=f"tool {r.name or '?'} ({r.call_id}){where}{took}", seq=r.seqs[0] if r.seqs else None)
 
@@ -255,9 +249,9 @@ def _gaps(steps: list[Step], sc: _Scale, height: int, dur: float) -> str:
         if busy_until is not None and s.start - busy_until >= least:
             x0, x1 = sc.x(busy_until), sc.x(s.start)
             out.append(f'<rect x="{x0:.1f}" y="0" width="{max(1.0, x1 - x0):.1f}" height="{height}" class="wf-gap">'
-                       f'<title>idle {_e(_secs(s.start - busy_until))} ({busy_until:.2f} s → {s.start:.2f} s)</title></rect>'
+                       f'<title>idle {_e(fmt_secs(s.start - busy_until))} ({busy_until:.2f} s → {s.start:.2f} s)</title></rect>'
                        f'<text x="{(x0 + x1) / 2:.1f}" y="10" class="wf-gaptext" text-anchor="middle">'
-                       f'{_e(_secs(s.start - busy_until))} idle</text>')
+                       f'{_e(fmt_secs(s.start - busy_until))} idle</text>')
         end = s.end if s.end is not None else s.start
         busy_until = end if busy_until is None else max(busy_until, end)
     return "".join(out)
@@ -365,7 +359,7 @@ def _not_drawn(steps: list[Step], shown: int, hi: float, anchor: Any) -> str:
     if failed:
         tail = (f" Not drawn, {len(failed)} failed or cut: " + ", ".join(links)
                 + (f" and {len(failed) - 10} more" if len(failed) > 10 else "") + ".")
-    return (f'<p class="muted">The first {shown} of {len(steps):,} steps are drawn (up to {_secs(hi)}); every call '
+    return (f'<p class="muted">The first {shown} of {len(steps):,} steps are drawn (up to {fmt_secs(hi)}); every call '
             f'is in the conversation below.{tail}</p>')
 
 
