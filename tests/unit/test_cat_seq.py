@@ -30,3 +30,13 @@ def test_ranges_and_repeats() -> None:
 def test_a_bad_seq_is_refused() -> None:
     code, _, err = run(["cat", CAP, "--seq", "x"])
     assert code == 2 and b"give a seq N or a range A-B" in err
+
+
+def test_a_channel_opened_after_the_last_seq_still_exists_and_a_typo_is_still_an_error() -> None:
+    # reading stops at the last --seq; http-2 opens after seq 2: it exists, nothing of it is in range
+    code, out, err = run(["cat", CAP, "--seq", "2", "--ch", "http-2", "--json"])
+    assert code == 0 and err == b"" and len(out.splitlines()) == 1  # the header only
+    code, out, _ = run(["cat", CAP, "--seq", "9", "--ch", "http-2", "--json"])
+    assert code == 0 and [orjson.loads(x)["seq"] for x in out.splitlines()[1:]] == [9]
+    code, _, err = run(["cat", CAP, "--seq", "2", "--ch", "http-9"])
+    assert code == 2 and b"no channel 'http-9'" in err and b"http-3" in err  # (every channel listed: read to the end)

@@ -57,6 +57,14 @@ def _upto(records: Iterable[dict[str, Any]], last: int) -> Iterator[dict[str, An
             return
 
 
+def _see_channels(scanned: Iterable[dict[str, Any]], seen: set[str], wanted: set[str]) -> None:
+    """Reading stopped at the last --seq: a --ch channel not met yet may open later in the capture (then
+    it exists, and nothing of it was in the range). Reads on, only while one is still missing."""
+    for _ in scanned:
+        if wanted <= seen:
+            return
+
+
 @click.command()
 @click.argument("capture", metavar="CAP", shell_complete=complete_files)
 @click.option("--format", "-f", "fmt", default="text", show_default=True, metavar="text|json", callback=_format,
@@ -100,9 +108,8 @@ def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direct
     reader = CaptureReader(capture, follow=follow and capture != "-")
     note_problems: list[str] = []
     seen: set[str] = set()
-    records: Iterable[dict[str, Any]] = noting_channels(reader, seen) if channels else reader
-    if keep.last_seq is not None:
-        records = _upto(records, keep.last_seq)
+    scanned: Iterable[dict[str, Any]] = noting_channels(reader, seen) if channels else reader
+    records = _upto(scanned, keep.last_seq) if keep.last_seq is not None else scanned
     try:
         if as_json:
             out = sys.stdout.buffer
@@ -113,6 +120,8 @@ def cat(capture: str, fmt: str, as_json: bool, channels: tuple[str, ...], direct
             with console.paging(not (no_pager or follow)) as out:  # (following: the lines as they come)
                 write_listing(records, keep, NotesByPlace.of(notes), _width(width), out, follow=follow)
                 out.flush()
+        if channels and records is not scanned and not follow:
+            _see_channels(scanned, seen, set(channels))
     finally:
         reader.close()
     for line in [*note_problems, *reader.report()]:
