@@ -129,3 +129,19 @@ def test_a_big_page_shows_no_secret_even_from_a_no_redact_capture(tmp_path: Path
     assert "records not in this page" in page  # (the header's record was left out)
     assert key not in page and shaped not in page
     assert page.count("«redacted:") >= 2
+
+
+def test_the_transport_table_lists_at_most_max_table_rows_calls_and_says_how_to_see_them_all() -> None:
+    from conftest import ROOT
+
+    from wirecap.analysis.report import build_report
+    from wirecap.analysis.report import html as H
+
+    cap = build_report([str(ROOT / "captures" / "codex-0.169.0-ws-tool.jsonl")]).captures[0]
+    assert cap.transport is not None
+    one = cap.transport["calls"][0]
+    cap.transport["calls"] = [dict(one, call=n) for n in range(H.MAX_TABLE_ROWS + 50)]
+    part = H._transport(cap, 0)
+    assert part.count("<tr>") == H.MAX_TABLE_ROWS + 1  # (the head row)
+    assert f"The first {H.MAX_TABLE_ROWS} of {H.MAX_TABLE_ROWS + 50:,} calls are listed" in part
+    assert "wirecap stats --calls" in part

@@ -41,7 +41,7 @@ PAGE_SIZE = 100
 CHUNK = 1000  # records per embedded data chunk
 MAX_STATIC_RAW = 4_000
 MAX_PAGE = 9_000_000  # bytes a page aims at, whatever the capture's size (the embedded records adapt)
-MAX_TABLE_ROWS = 200  # channels and sessions listed (a capture of 50,000 HTTP exchanges stays readable)
+MAX_TABLE_ROWS = 200  # channels, sessions and transport calls listed (a capture of 50,000 HTTP exchanges stays readable)
 MAX_LANES = 60  # timeline lanes
 MIN_EMBED = 1_000_000  # bytes of embedded records a page keeps even when its summary parts are big
 TIMELINE_BINS = 240
@@ -188,8 +188,11 @@ def _transport(cap: CaptureReport, ci: int) -> str:
     if cap.transport is None:
         return ""
     lines = "".join(f"<li>{_e(line)}</li>" for line in common.transport_lines(cap))
-    calls = _table(common.CALL_HEADERS, [[_e(v) for v in r] for r in common.call_rows(cap)])
-    return f'<section id="c{ci}-transport"><h3>Transport</h3><ul>{lines}</ul>{calls}</section>'
+    rows = common.call_rows(cap)
+    calls = _table(common.CALL_HEADERS, [[_e(v) for v in r] for r in rows[:MAX_TABLE_ROWS]])
+    more = (f'<p class="muted">The first {MAX_TABLE_ROWS} of {len(rows):,} calls are listed '
+            f'(<code>wirecap stats --calls {_e(cap.path)}</code> lists them all).</p>' if len(rows) > MAX_TABLE_ROWS else "")
+    return f'<section id="c{ci}-transport"><h3>Transport</h3><ul>{lines}</ul>{calls}{more}</section>'
 
 
 def _pictures(cap: CaptureReport, ci: int) -> str:
