@@ -194,7 +194,7 @@ def render_stats(result: DiffResult, color: bool = False, width: int | None = No
     for r in result.stats:
         mark = "*" if r["differs"] else ""
         ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else ""
-        table.append([mark + r["metric"], fmt_number(r["a"]), fmt_number(r["b"]), fmt_delta(r["delta"]), ratio])
+        table.append([mark + r["metric"], fmt_stat(r["a"]), fmt_stat(r["b"]), fmt_delta(r["delta"]), ratio])
     cols = [Col("metric", floor=24), Col("A", floor=10), Col("B", floor=10), Col("delta", 1), Col("ratio", 2)]
     text = fit_table(cols, table, width)
     if color:
@@ -209,7 +209,7 @@ def fmt_delta(v: Any) -> str:
     return f"{v:+g}" if isinstance(v, (int, float)) else str(v)
 
 
-def fmt_number(v: Any) -> str:
+def fmt_stat(v: Any) -> str:
     """A statistic as the stats tables print it: `-` for none, a float to 6 significant digits."""
     if v is None:
         return "-"

@@ -11,7 +11,7 @@ import textwrap
 from html import escape
 from typing import Any
 
-from wirecap.analysis.diff.render import fmt_delta, fmt_number
+from wirecap.analysis.diff.render import fmt_delta, fmt_stat
 from wirecap.analysis.report.common import fmt_secs
 from wirecap.analysis.report.compare import Comparison, Divergence, FieldDiff, PairView, Ref, Row, StatRow
 
@@ -39,7 +39,7 @@ def stat_cells(r: StatRow) -> list[str]:
     if r.timing:  # seconds, as people read them
         delta = "" if not isinstance(r.delta, (int, float)) else ("+" if r.delta >= 0 else "-") + fmt_secs(abs(r.delta))
         return [r.metric, _secs(r.a), _secs(r.b), delta, fmt_ratio(r)]
-    return [r.metric, fmt_number(r.a), fmt_number(r.b), fmt_delta(r.delta), fmt_ratio(r)]
+    return [r.metric, fmt_stat(r.a), fmt_stat(r.b), fmt_delta(r.delta), fmt_ratio(r)]
 
 
 def _secs(v: Any) -> str:
